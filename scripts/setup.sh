@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One-step set-up on a fresh Debian machine with Python 3.11: system packages, .venv, dependencies.
+# Idempotent: re-running it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for pkg in libmagic1 poppler-utils tesseract-ocr; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing system packages: ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+python="${PYTHON:-python3.11}"
+command -v "$python" >/dev/null || python=python3
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt)
+
+# CPU torch first, so that nothing later resolves a CUDA build.
+"${pip[@]}" "torch==2.13.0" 2> >(grep -v "is ignored" >&2)
+"${pip[@]}" -e ".[dev]"
+# partition_pdf imports unstructured_inference even for the fast strategy; its own dependencies
+# (timm -> torchvision) break sentence-transformers, so it is installed without them.
+"${pip[@]}" --no-deps "unstructured-inference==1.6.14"
+echo "setup: done (.venv ready)"

@@ -1,0 +1,57 @@
+"""The error model: one root, a few subclasses, each carrying what failed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ingestflow.spec.problems import Problem
+
+
+class IngestflowError(Exception):
+    """Root of every error ingestflow raises on purpose."""
+
+    exit_code = 1
+
+
+class WorkflowInvalid(IngestflowError):
+    """A workflow, connector or setting broke one or more rules; carries every problem found."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem], what: str = "workflow") -> None:
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p.one_line()}" for p in self.problems)
+        super().__init__(f"{what} is invalid ({len(self.problems)} problem(s)):\n{lines}")
+
+
+class ConnectorError(IngestflowError):
+    """A source or destination could not be reached or does not fit (found at precheck)."""
+
+    exit_code = 3
+
+
+class EnvironmentProblem(IngestflowError):
+    """Something the machine lacks (a system package, a model, an endpoint)."""
+
+    exit_code = 3
+
+
+class DocumentError(IngestflowError):
+    """One document failed; the job goes on with the others."""
+
+
+class StageError(DocumentError):
+    """A node failed on one document."""
+
+    def __init__(self, node: str, document: str, reason: str) -> None:
+        self.node = node
+        self.document = document
+        self.reason = reason
+        super().__init__(f"{node}: {document}: {reason}")
+
+
+class NotFound(IngestflowError):
+    """A resource (workflow, connector, job, template, file) does not exist."""
+
+    exit_code = 2

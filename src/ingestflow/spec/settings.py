@@ -1,0 +1,171 @@
+"""Settings models, one per node type and subtype, with SPEC.md's fields and defaults."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from ingestflow.spec.catalog import DEFAULT_VLM_MODEL, DEFAULT_VLM_PROVIDER, canonical_provider
+
+ElementType = Literal[
+    "Address",
+    "EmailAddress",
+    "FigureCaption",
+    "Footer",
+    "Formula",
+    "Header",
+    "Image",
+    "ListItem",
+    "NarrativeText",
+    "PageBreak",
+    "Table",
+    "Title",
+    "UncategorizedText",
+]
+ImageBlockType = Literal[
+    "Abstract",
+    "BulletedText",
+    "Caption",
+    "CodeSnippet",
+    "CompositeElement",
+    "Figure",
+    "FigureCaption",
+    "Form",
+    "FormKeysValues",
+    "Formula",
+    "Header",
+    "Image",
+    "List",
+    "List-item",
+    "ListItem",
+    "NarrativeText",
+    "Paragraph",
+    "Picture",
+    "Table",
+    "Text",
+    "Threading",
+    "Title",
+    "UncategorizedText",
+]
+Provider = Literal["provider_a", "auto", "provider_b", "provider_c", "provider_d"]
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+
+class Settings(BaseModel):
+    """Base of every settings model: unknown fields are errors, values are not coerced loosely."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class VLMPartitionSettings(Settings):
+    """Partitioner subtype `vlm`: Auto (is_dynamic true) or VLM (is_dynamic false)."""
+
+    provider: Provider = DEFAULT_VLM_PROVIDER
+    provider_api_key: SecretStr | None = None
+    model: str = DEFAULT_VLM_MODEL
+    output_format: Literal["text/html", "application/json"] = "text/html"
+    format_html: bool = True
+    unique_element_ids: bool = True
+    is_dynamic: bool
+    allow_fast: bool | None = None
+
+    _provider = field_validator("provider", mode="before")(canonical_provider)
+
+    @property
+    def is_auto(self) -> bool:
+        """True for the Auto strategy (pages routed dynamically)."""
+        return self.is_dynamic
+
+    @property
+    def fast_allowed(self) -> bool:
+        """allow_fast with VLM's default (true) applied."""
+        return True if self.allow_fast is None else self.allow_fast
+
+
+class UnstructuredPartitionSettings(Settings):
+    """Partitioner subtype `unstructured_api`: the Fast or High Res strategy."""
+
+    strategy: Literal["hi_res", "fast"]
+    include_page_breaks: bool = False
+    pdf_infer_table_structure: bool = False
+    exclude_elements: list[ElementType] | None = None
+    xml_keep_tags: bool = False
+    encoding: Annotated[str, Field(min_length=1)] = "utf-8"
+    ocr_languages: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=lambda: ["eng"]
+    )
+    extract_image_block_types: list[ImageBlockType] | None = None
+    infer_table_structure: bool = False
+    coordinates: bool = False
+    # Not in SPEC.md's table, but the service's element-id rule applies to every partitioner.
+    unique_element_ids: bool = True
+
+
+class EmptySettings(Settings):
+    """Enrichments whose settings are an empty object."""
+
+
+class PromptOverride(Settings):
+    """`prompt_interface_overrides.prompt`."""
+
+    user: str | None = None
+
+
+class PromptInterfaceOverrides(Settings):
+    """`prompt_interface_overrides` of the NER enrichment."""
+
+    prompt: PromptOverride = PromptOverride()
+
+
+class NERSettings(Settings):
+    """Named entity recognition: an optional whole-prompt override."""
+
+    prompt_interface_overrides: PromptInterfaceOverrides | None = None
+
+    @property
+    def prompt_override(self) -> str | None:
+        """The user's prompt, when one replaces the default."""
+        overrides = self.prompt_interface_overrides
+        return overrides.prompt.user if overrides else None
+
+
+class ChunkSettings(Settings):
+    """Settings common to every chunker."""
+
+    unstructured_api_url: str | None = None
+    unstructured_api_key: SecretStr | None = None
+    include_orig_elements: bool = False
+    new_after_n_chars: NonNegativeInt | None = None
+    max_characters: PositiveInt | None = None
+    overlap: NonNegativeInt | None = None
+    overlap_all: bool = False
+    contextual_chunking_strategy: Literal["v1"] | None = None
+
+
+class ChunkByCharacterSettings(ChunkSettings):
+    """`chunk_by_character` (the library's `basic` strategy)."""
+
+
+class ChunkByPageSettings(ChunkSettings):
+    """`chunk_by_page`: a chunk never spans two pages."""
+
+
+class ChunkByTitleSettings(ChunkSettings):
+    """`chunk_by_title`: sections start at titles."""
+
+    multipage_sections: bool = False
+    combine_text_under_n_chars: NonNegativeInt | None = None
+
+
+class ChunkBySimilaritySettings(ChunkSettings):
+    """`chunk_by_similarity`: consecutive elements share a chunk while they are similar enough."""
+
+    similarity_threshold: Annotated[float, Field(ge=0.01, le=0.99)] | None = None
+
+
+class EmbedSettings(Settings):
+    """Embedder: the model of the provider named by the subtype."""
+
+    model_name: Annotated[str, Field(min_length=1)]

@@ -1,0 +1,225 @@
+"""Validate a workflow or connector body: parse everything, run every rule, collect all problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from ingestflow.spec import registry
+from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_SUBTYPES
+from ingestflow.spec.models import ConnectorCreate, VectorDBConfig, WikiConfig, WorkflowCreate
+from ingestflow.spec.parsing import parse_model
+from ingestflow.spec.problems import Problem
+from ingestflow.spec.rules import RULES, ParsedNode, RuleContext, warnings
+
+CONNECTOR_CONFIGS: dict[str, type[WikiConfig] | type[VectorDBConfig]] = {
+    "wiki": WikiConfig,
+    "vectordb": VectorDBConfig,
+}
+_SUBTYPE_HINTS = {
+    "partition": ["vlm", "unstructured_api"],
+    "prompter": list(ENRICHMENT_SUBTYPES),
+    "chunk": list(CHUNK_SUBTYPES),
+    "embed": list(EMBED_SUBTYPES),
+}
+
+
+@dataclass
+class CheckedWorkflow:
+    """The outcome of validating a workflow: the parsed workflow and nodes, and every problem."""
+
+    workflow: WorkflowCreate | None
+    nodes: list[ParsedNode] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """True when no rule is broken."""
+        return not self.problems
+
+
+@dataclass
+class CheckedConnector:
+    """The outcome of validating a connector body."""
+
+    connector: ConnectorCreate | None
+    config: WikiConfig | VectorDBConfig | None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """True when no rule is broken."""
+        return not self.problems
+
+
+def validate_workflow(data: Any, today: date | None = None) -> CheckedWorkflow:
+    """Check a workflow create body against every SPEC.md rule; `today` decides model retirement."""
+    workflow, problems = parse_model(WorkflowCreate, data, what="workflow")
+    if workflow is None:
+        # Still judge the nodes, so one run reports everything it can.
+        raw_nodes = data.get("workflow_nodes") if isinstance(data, dict) else None
+        nodes = _parse_nodes_raw(raw_nodes, problems)
+        return CheckedWorkflow(None, nodes, problems)
+    nodes: list[ParsedNode] = []
+    for index, node in enumerate(workflow.workflow_nodes or []):
+        kind = registry.lookup(node.type, node.subtype)
+        path = f"workflow_nodes[{index}]"
+        if kind is None:
+            problems.append(_unknown_kind(path, node.type, node.subtype))
+            nodes.append(ParsedNode(index, node, None, None))
+            continue
+        parsed, node_problems = parse_model(
+            kind.settings,
+            node.settings,
+            prefix=("workflow_nodes", index, "settings"),
+            what=f"{node.type}/{node.subtype} settings",
+        )
+        problems.extend(node_problems)
+        if parsed is None:
+            parsed = _salvage(kind.settings, node.settings, node_problems, index)
+        nodes.append(ParsedNode(index, node, kind, parsed))
+    ctx = RuleContext(today=today or date.today())
+    for rule in RULES:
+        problems.extend(rule(workflow, nodes, ctx))
+    return CheckedWorkflow(workflow, nodes, problems, warnings(nodes))
+
+
+def _salvage(model: type, data: Any, problems: list[Problem], index: int) -> Any:
+    """Settings without their broken fields, so cross-node rules still judge the rest."""
+    if not isinstance(data, dict):
+        return None
+    prefix = f"workflow_nodes[{index}].settings."
+    broken = {p.path.removeprefix(prefix).split(".")[0].split("[")[0] for p in problems}
+    parsed, _ = parse_model(model, {k: v for k, v in data.items() if k not in broken})
+    return parsed
+
+
+def _parse_nodes_raw(raw: Any, problems: list[Problem]) -> list[ParsedNode]:
+    """Parse node settings of a workflow whose top level failed, for a complete report."""
+    from ingestflow.spec.models import WorkflowNode
+
+    out: list[ParsedNode] = []
+    if not isinstance(raw, list):
+        return out
+    for index, item in enumerate(raw):
+        node, _ = parse_model(WorkflowNode, item)  # its own errors are already in `problems`
+        if node is None:
+            continue
+        kind = registry.lookup(node.type, node.subtype)
+        if kind is None:
+            continue
+        parsed, node_problems = parse_model(
+            kind.settings,
+            node.settings,
+            prefix=("workflow_nodes", index, "settings"),
+            what=f"{node.type}/{node.subtype} settings",
+        )
+        problems.extend(node_problems)
+        out.append(ParsedNode(index, node, kind, parsed))
+    return out
+
+
+def _unknown_kind(path: str, type_: str, subtype: str) -> Problem:
+    if type_ not in registry.NODE_TYPES:
+        return Problem(
+            f"{path}.type", "unknown node type", found=type_, allowed=list(registry.NODE_TYPES)
+        )
+    return Problem(
+        f"{path}.subtype",
+        f"unknown subtype for a `{type_}` node",
+        found=subtype,
+        allowed=_SUBTYPE_HINTS[type_],
+        hint="vendor spellings (e.g. `anthropic_ner`) are accepted too",
+    )
+
+
+def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
+    """Check a connector create body; `role` ('source' or 'destination') narrows allowed types."""
+    connector, problems = parse_model(ConnectorCreate, data, what="connector")
+    if connector is None:
+        return CheckedConnector(None, None, problems)
+    allowed = {"source": ["wiki"], "destination": ["vectordb"]}.get(
+        role or "", list(CONNECTOR_CONFIGS)
+    )
+    model = CONNECTOR_CONFIGS.get(connector.type)
+    if model is None or connector.type not in allowed:
+        problems.append(
+            Problem(
+                "type",
+                "unknown connector type" + (f" for a {role}" if role else ""),
+                found=connector.type,
+                allowed=allowed,
+                hint="vendor spellings `confluence` and `milvus` are accepted too",
+            )
+        )
+        return CheckedConnector(connector, None, problems)
+    config, config_problems = parse_model(
+        model, connector.config, prefix=("config",), what=f"{connector.type} config"
+    )
+    problems.extend(config_problems)
+    if not connector.name.strip():
+        problems.append(
+            Problem("name", "the connector name must not be empty", found=connector.name)
+        )
+    if isinstance(config, WikiConfig):
+        problems.extend(wiki_auth_problems(config))
+    return CheckedConnector(connector, config, problems)
+
+
+def wiki_auth_problems(config: WikiConfig) -> list[Problem]:
+    """Exactly one auth mode: API token (username+token), PAT (token, cloud false), or password."""
+    modes = [
+        "API token: username + token (+ cloud)",
+        "personal access token: token, cloud false",
+        "username + password (+ cloud)",
+    ]
+    token = config.token.get_secret_value() if config.token else None
+    password = config.password.get_secret_value() if config.password else None
+    out: list[Problem] = []
+    for name, value in (("username", config.username), ("token", token), ("password", password)):
+        if value is not None and not value.strip():
+            out.append(
+                Problem(f"config.{name}", f"`{name}` is empty", hint="give a value or omit it")
+            )
+    if out:
+        return out
+    if token is not None and password is not None:
+        out.append(
+            Problem(
+                "config",
+                "give either `token` or `password`, not both: exactly one "
+                "authentication mode per connector",
+                found=["token", "password"],
+                allowed=modes,
+            )
+        )
+    elif token is None and password is None:
+        out.append(
+            Problem(
+                "config",
+                "no credentials: exactly one authentication mode is needed",
+                found=["username"] if config.username else [],
+                allowed=modes,
+                hint="add `token` (with `username` for an API token) or `username` and `password`",
+            )
+        )
+    elif password is not None and not config.username:
+        out.append(Problem("config.username", "`password` needs `username`", allowed=modes))
+    elif token is not None and not config.username and config.cloud:
+        out.append(
+            Problem(
+                "config.cloud",
+                "a personal access token (token without username) requires `cloud` to be false",
+                found=True,
+                allowed=[False],
+                hint="set cloud to false, or add `username` to use an API token",
+            )
+        )
+    return out
+
+
+def looks_like_connector(data: Any) -> bool:
+    """True for a connector body (name, type, config) rather than a workflow."""
+    return isinstance(data, dict) and "config" in data and "workflow_type" not in data

@@ -1,0 +1,60 @@
+"""The stage contract: one class per node kind, cheap to build, heavy work in `open()`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ingestflow.elements import Document
+from ingestflow.spec.settings import Settings
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every stage of a run may need besides its own settings.
+
+    `unique_element_ids` is the partitioner's rule; chunk ids follow it (random UUIDs when true,
+    deterministic hashes when false). `endpoints` maps a provider or embedder name to the base URL
+    of a model server the user configured (remote features need one offline).
+    """
+
+    unique_element_ids: bool = True
+    workspace: Path | None = None
+    endpoints: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class Stage:
+    """Base of every stage: `open()` loads models and clients, `process()` handles one document.
+
+    The constructor must stay cheap (no heavy import, no model load): a plan builds every stage
+    before the run, and `ingestflow validate` never opens one.
+    """
+
+    #: Stages that benefit from batching across documents (the embedder) set this True; the runner
+    #: then calls `process_many` with several documents at once.
+    batched = False
+
+    def __init__(self, name: str, subtype: str, settings: Settings, context: RunContext) -> None:
+        self.name = name
+        self.subtype = subtype
+        self.settings = settings
+        self.context = context
+
+    def precheck(self) -> None:
+        """Fail fast (EnvironmentProblem / ConnectorError) on what the run would lack."""
+
+    def open(self) -> None:
+        """Load models, libraries and clients; called once per worker process."""
+
+    def process(self, doc: Document) -> Document:
+        """Transform one document's elements; raise DocumentError for a per-document failure."""
+        raise NotImplementedError
+
+    def process_many(self, docs: list[Document]) -> list[Document]:
+        """Process several documents; batched stages override this."""
+        return [self.process(doc) for doc in docs]
+
+    def close(self) -> None:
+        """Release what `open()` took."""
