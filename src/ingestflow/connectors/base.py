@@ -1,0 +1,50 @@
+"""The connector contract: a Source yields Documents lazily; a Destination writes them as units."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ingestflow.elements import Document
+
+
+class Source:
+    """Where documents come from. `documents()` is lazy: the runner pulls one at a time.
+
+    Each Document carries a stable `record_id`, a `version` (content hash, or the source's own
+    version number) for `reprocess_all: false`, and `data_source` metadata (url, record_locator,
+    dates, permissions_data) that the partitioner copies onto every element's
+    `metadata.data_source`.
+    """
+
+    name = "source"
+
+    def precheck(self) -> None:
+        """Check the source answers and the credentials work (ConnectorError when not)."""
+
+    def documents(self) -> Iterator[Document]:
+        """Yield the documents to process; a document that cannot be read is yielded with the
+        error noted in `warnings`, or raised as DocumentError by the partitioner, never dropped."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release connections."""
+
+
+class Destination:
+    """Where elements go. `write()` replaces the document's earlier output as a unit."""
+
+    name = "destination"
+
+    def precheck(self, embedding_dimension: int | None) -> None:
+        """Connect and check the target fits the workflow (ConnectorError when not), before any
+        document is processed. `embedding_dimension` is the workflow's embedder dimension, or
+        None when the workflow has no embedder."""
+
+    def write(self, doc: Document) -> list[str]:
+        """Write one document's elements, replacing its earlier ones; returns warnings to record
+        in the job (e.g. a field dropped by a declared policy). Raise DocumentError to fail the
+        document alone."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Flush and release connections."""
