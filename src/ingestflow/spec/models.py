@@ -22,7 +22,7 @@ MASK = "********"
 class Model(BaseModel):
     """Base of the resource models: unknown fields are errors."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def _bool_or_word(value: Any) -> Any:

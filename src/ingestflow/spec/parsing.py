@@ -89,7 +89,9 @@ def _problem(
         found = MASK
     name = what or model.__name__
     if kind == "missing":
-        return Problem(path, f"`{field}` is required", hint=f"add `{field}` to the {name}")
+        info = _field_info(model, loc)
+        meaning = f" ({info.description})" if info is not None and info.description else ""
+        return Problem(path, f"`{field}` is required", hint=f"add `{field}` to the {name}{meaning}")
     if kind == "extra_forbidden":
         fields = list(_fields_at(model, loc[:-1]))
         close = difflib.get_close_matches(str(field), fields, n=1)
@@ -134,6 +136,20 @@ def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     if isinstance(current, type) and issubclass(current, BaseModel):
         return list(current.model_fields)
     return []
+
+
+def _field_info(model: type[BaseModel], loc: tuple[Any, ...]) -> Any:
+    """The FieldInfo at `loc`, when it names a field of a (sub)model."""
+    if not loc or not isinstance(loc[-1], str):
+        return None
+    parent = _fields_at(model, loc[:-1])
+    if loc[-1] not in parent:
+        return None
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, str):
+            current = _model_in(current.model_fields[part].annotation)
+    return current.model_fields[loc[-1]]
 
 
 def _model_in(annotation: Any) -> Any:

@@ -68,7 +68,7 @@ class VLMPartitionSettings(Settings):
     output_format: Literal["text/html", "application/json"] = "text/html"
     format_html: bool = True
     unique_element_ids: bool = True
-    is_dynamic: bool
+    is_dynamic: bool = Field(description="true for Auto (pages routed dynamically), false for VLM")
     allow_fast: bool | None = None
 
     _provider = field_validator("provider", mode="before")(canonical_provider)
@@ -87,7 +87,7 @@ class VLMPartitionSettings(Settings):
 class UnstructuredPartitionSettings(Settings):
     """Partitioner subtype `unstructured_api`: the Fast or High Res strategy."""
 
-    strategy: Literal["hi_res", "fast"]
+    strategy: Literal["hi_res", "fast"] = Field(description="`hi_res` or `fast`")
     include_page_breaks: bool = False
     pdf_infer_table_structure: bool = False
     exclude_elements: list[ElementType] | None = None
