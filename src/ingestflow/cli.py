@@ -116,3 +116,126 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+DEFAULT_WORKSPACE = Path(".ingestflow")
+WorkspaceOpt = Annotated[
+    Path,
+    typer.Option(
+        "--workspace", envvar="INGESTFLOW_WORKSPACE", help="Workspace folder (jobs, node outputs)."
+    ),
+]
+
+
+@app.command()
+def run(
+    workflow: Annotated[Path, typer.Argument(help="Workflow JSON file.")],
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Option("--input", "-i", help="A file or folder (recursive); repeat for more."),
+    ] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output folder.")] = Path("output"),
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=0, help="Worker processes (0: one per core).")
+    ] = 0,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Keep each node's output per file in the job.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the job record as JSON.")] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Run a workflow on local files. Exit 0 all documents succeeded, 1 some failed, 2 invalid
+    input, 3 an environment or connector problem."""
+    from ingestflow.cli_run import run_command
+
+    raise typer.Exit(
+        run_command(workflow, inputs or [], output, workers, trace, as_json, workspace)
+    )
+
+
+jobs_app = typer.Typer(
+    help="Inspect jobs: records, failed files, per-node outputs.", no_args_is_help=True
+)
+app.add_typer(jobs_app, name="jobs")
+
+
+@jobs_app.command("list")
+def jobs_list(
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 20,
+) -> None:
+    """List jobs, newest first."""
+    from ingestflow.runner.job import Workspace
+
+    records = Workspace(workspace).list_jobs(limit)
+    if as_json:
+        typer.echo(json.dumps(records, indent=2, default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "workflow", "status", "processing", "files", "failed", "runtime", "created")
+    for r in records:
+        table.add_row(
+            r["id"],
+            r["workflow_name"],
+            r["status"],
+            r["processing_status"],
+            str(len(r["input_file_ids"])),
+            str(len(r["failed_files"])),
+            r.get("runtime", ""),
+            r["created_at"][:19],
+        )
+    Console().print(table)
+
+
+@jobs_app.command("show")
+def jobs_show(
+    job_id: Annotated[str, typer.Argument(help="Job id (a unique prefix is enough).")],
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Show a job: status, per-node counts, each file's outcome."""
+    from ingestflow.errors import NotFound
+    from ingestflow.runner.job import Workspace
+
+    try:
+        record = Workspace(workspace).job_record(job_id)
+    except NotFound as exc:
+        typer.echo(f"✗ {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(record, indent=2, default=str))
+        return
+    from ingestflow.cli_run import summary
+
+    summary(record)
+    for f in record["files"]:
+        mark = {"SUCCESS": "✓", "FAILED": "✗", "SKIPPED": "="}[f["status"]]
+        detail = f["error"] or f"{f['elements']} elements"
+        typer.echo(f"  {mark} {f['file_id'][:8]}  {f['filename']}  {detail}")
+        for warning in f["warnings"]:
+            typer.echo(f"      ! {warning}")
+
+
+@jobs_app.command("download")
+def jobs_download(
+    job_id: Annotated[str, typer.Argument(help="Job id (a unique prefix is enough).")],
+    file: Annotated[str, typer.Option("--file", help="File id (or prefix) or file name.")],
+    node: Annotated[
+        str | None, typer.Option("--node", help="Node id or name (default: the last node).")
+    ] = None,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Print the elements of one file after one node (nodes are kept with --trace)."""
+    from ingestflow.errors import NotFound
+    from ingestflow.service.jobs import download
+
+    try:
+        typer.echo(
+            json.dumps(download(workspace, job_id, file, node), indent=2, ensure_ascii=False)
+        )
+    except NotFound as exc:
+        typer.echo(f"✗ {exc}", err=True)
+        raise typer.Exit(2) from None

@@ -32,6 +32,9 @@ class Document:
     parent_id: str | None = None
     elements: list[Element] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Set by a source that listed the document but could not read it: the runner records the
+    # document as failed with this reason and never sends it to a stage.
+    error: str | None = None
 
     def read_bytes(self) -> bytes:
         """The document's content."""

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import FIXTURES
 from typer.testing import CliRunner
 
 from ingestflow.cli import app
+from tests.conftest import FIXTURES
 
 runner = CliRunner()
 VALID = FIXTURES / "workflows" / "valid" / "02-fast-by-title-embed.json"

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.conftest import FIXTURES
 
 from ingestflow.spec.parsing import load_json_file
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.validate import looks_like_connector, validate_connector, validate_workflow
+from tests.conftest import FIXTURES
 
 VALID = sorted((FIXTURES / "workflows" / "valid").glob("*.json"))
 INVALID_DIR = FIXTURES / "workflows" / "invalid"

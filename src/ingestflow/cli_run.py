@@ -1,0 +1,163 @@
+"""`ingestflow run`: progress display, summary table and exit codes around the runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ingestflow.errors import IngestflowError, WorkflowInvalid
+
+
+def load_workflow(path: Path) -> Any:
+    """Read a workflow file, or exit 2 with the same problems `validate` prints."""
+    from ingestflow.spec.parsing import load_json_file
+
+    data, problems = load_json_file(path)
+    if problems:
+        raise WorkflowInvalid(problems)
+    return data
+
+
+def print_problems(exc: WorkflowInvalid, path: Path) -> None:
+    """Problems in the same form `validate` prints them."""
+    from ingestflow.cli import _echo_problems
+
+    typer.echo(f"✗ {path}: {exc.args[0].splitlines()[0]}", err=True)
+    _echo_problems("✗", exc.problems, err=True)
+
+
+class Display:
+    """A Rich live progress line while the job runs (stderr), silent with --json."""
+
+    def __init__(self, quiet: bool, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.console = Console(stderr=True)
+        self.quiet = quiet
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+            disable=quiet,
+        )
+        self.task = self.progress.add_task("documents", total=total, detail="")
+
+    def __enter__(self) -> Display:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def __call__(self, event: str, data: dict[str, Any]) -> None:
+        if event == "start":
+            self.progress.update(self.task, description=f"job {data['job_id'][:8]}")
+        elif event == "file":
+            c = data["counts"]
+            detail = f"{c['elements']} elements, {c['FAILED']} failed, {c['SKIPPED']} skipped"
+            self.progress.update(self.task, advance=1, detail=detail)
+            result = data["result"]
+            if result.status == "FAILED" and not self.quiet:
+                self.progress.console.print(f"[red]✗[/red] {result.filename}: {result.error}")
+
+
+def summary(record: dict[str, Any]) -> None:
+    """A table of per-node counts and the outcome, on stderr."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    table = Table(
+        title=f"job {record['id']}  ·  {record['status']} / "
+        f"{record['processing_status']}  ·  {record.get('runtime', '')}"
+    )
+    for col in ("node", "type", "subtype", "success", "failure"):
+        table.add_column(col, justify="right" if col in ("success", "failure") else "left")
+    for n in record["node_stats"]:
+        table.add_row(
+            n["node_name"], n["node_type"], n["node_subtype"], str(n["success"]), str(n["failure"])
+        )
+    console.print(table)
+    files = record["files"]
+    ok = sum(f["status"] == "SUCCESS" for f in files)
+    skipped = sum(f["status"] == "SKIPPED" for f in files)
+    elements = sum(f["elements"] for f in files)
+    console.print(
+        f"{ok} of {len(files)} documents written ({elements} elements), "
+        f"{len(record['failed_files'])} failed, {skipped} skipped (unchanged)"
+    )
+    for f in record["failed_files"]:
+        console.print(f"  [red]✗[/red] {f['document']}: {f['error']}")
+    if record.get("output_dir"):
+        console.print(f"output: {record['output_dir']}")
+    console.print(f"details: ingestflow jobs show {record['id']}")
+
+
+def run_command(
+    workflow: Path,
+    inputs: list[Path],
+    output: Path,
+    workers: int,
+    trace: bool,
+    as_json: bool,
+    workspace: Path,
+) -> int:
+    """The body of `ingestflow run`; returns the exit code."""
+    from ingestflow.connectors.local import LocalDestination, LocalSource
+    from ingestflow.runner.executor import RunOptions, run_workflow
+    from ingestflow.runner.plan import build_plan
+
+    try:
+        data = load_workflow(workflow)
+        plan = build_plan(data)
+        if plan.workflow.source_id is not None or plan.workflow.destination_id is not None:
+            raise IngestflowError(
+                "this workflow names a source_id or destination_id; running "
+                "remote connectors from the CLI needs --source/--destination "
+                "(not available yet): use a local workflow"
+            )
+        if not inputs:
+            raise typer.BadParameter("give at least one --input file or folder")
+        source = LocalSource(inputs)
+        destination = LocalDestination(output)
+        options = RunOptions(
+            workers=workers,
+            trace=trace,
+            output_dir=str(output.resolve()),
+            destination_key=f"local:{output.resolve()}",
+            workflow_id=f"file:{workflow.resolve()}",
+        )
+        total = sum(1 for _ in source._walk())
+        with Display(as_json, total) as display:
+            record = run_workflow(plan, source, destination, workspace, options, display)
+    except WorkflowInvalid as exc:
+        print_problems(exc, workflow)
+        return 2
+    except IngestflowError as exc:
+        typer.echo(f"✗ {exc}", err=True)
+        return exc.exit_code if exc.exit_code != 1 else 2
+    for warning in plan.warnings:
+        typer.echo(f"! {warning}", err=True)
+    if as_json:
+        typer.echo(json.dumps(record, indent=2, ensure_ascii=False, default=str))
+    else:
+        summary(record)
+    if record["status"] == "STOPPED":
+        return 130
+    return 1 if record["failed_files"] else 0

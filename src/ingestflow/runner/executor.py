@@ -1,0 +1,339 @@
+"""Run a Plan as a Job: stream documents from the source through worker processes to the
+destination, with bounded queues, per-document failure isolation and a job record."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ingestflow.connectors.base import Destination, Source
+from ingestflow.elements import Document
+from ingestflow.errors import IngestflowError
+from ingestflow.runner import worker
+from ingestflow.runner.job import FileResult, NodeStats, Workspace
+from ingestflow.runner.plan import Plan
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class RunOptions:
+    """How to run: worker count, tracing, batching, and the workflow's identity in the store."""
+
+    workers: int = 0  # 0: one per core
+    trace: bool = False
+    batch_docs: int = 4  # documents per task (the embedder batches across them)
+    batch_bytes: int = 4 << 20
+    workflow_id: str = "local"
+    job_type: str = "ephemeral"
+    destination_key: str = ""
+    output_dir: str | None = None
+
+    def worker_count(self) -> int:
+        """Workers to start: the given count, or one per available core."""
+        return self.workers or len(os.sched_getaffinity(0))
+
+
+class JobRunner:
+    """One run of a plan. `run()` returns the job record."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        source: Source,
+        destination: Destination,
+        workspace: Workspace,
+        options: RunOptions,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self.plan = plan
+        self.source = source
+        self.destination = destination
+        self.ws = workspace
+        self.opts = options
+        self.progress = progress or (lambda event, data: None)
+        self.stats = [NodeStats(n.id, n.name, n.type, n.subtype) for n in plan.nodes]
+        self.settings_hash = plan.settings_hash(options.destination_key)
+        self.workflow_key = f"{options.workflow_id}:{plan.workflow.name}"
+        self.seq = 0
+        self.counts = {"SUCCESS": 0, "FAILED": 0, "SKIPPED": 0, "elements": 0}
+        self.job_id = ""
+
+    # --- public ---------------------------------------------------------------------------
+    def precheck(self) -> None:
+        """Check every stage, the source and the destination before any document moves."""
+        for stage in self.plan.stages():
+            stage.precheck()
+        self.source.precheck()
+        self.destination.precheck(self.plan.embed_dimension)
+
+    def run(self) -> dict[str, Any]:
+        """Create the job, precheck, stream every document, and return the job record."""
+        info = {
+            "output_dir": self.opts.output_dir,
+            "trace": self.opts.trace,
+            "workflow": self.plan.workflow.model_dump(mode="json"),
+        }
+        self.job_id = self.ws.create_job(
+            self.opts.workflow_id, self.plan.workflow.name, self.opts.job_type, self.stats, info
+        )
+        started = time.perf_counter()
+        try:
+            self.precheck()
+        except IngestflowError as exc:
+            self.ws.update_job(
+                self.job_id,
+                status="FAILED",
+                processing_status="FAILED",
+                runtime_s=time.perf_counter() - started,
+                message=str(exc),
+            )
+            raise
+        self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
+        self.progress("start", {"job_id": self.job_id, "workers": self.opts.worker_count()})
+        status, message = "COMPLETED", None
+        try:
+            self._stream()
+        except KeyboardInterrupt:
+            status, message = "STOPPED", "stopped by the user; finished documents were kept"
+        finally:
+            self.destination.close()
+            self.source.close()
+        notes = [*getattr(self.source, "warnings", []), *getattr(self.source, "skipped", [])]
+        if notes:
+            message = "; ".join(filter(None, [message, *notes]))
+        processing = self._processing_status(status)
+        if status == "COMPLETED" and processing == "FAILED":
+            status = "FAILED"
+        self.ws.update_job(
+            self.job_id,
+            status=status,
+            processing_status=processing,
+            runtime_s=time.perf_counter() - started,
+            message=message,
+            nodes=self.stats,
+        )
+        return self.ws.job_record(self.job_id)
+
+    # --- streaming ------------------------------------------------------------------------
+    def _batches(self) -> Iterator[list[Document]]:
+        batch: list[Document] = []
+        size = 0
+        for doc in self.source.documents():
+            if doc.error is not None:
+                self._record(FileResult(doc.id, doc.filename, "FAILED",
+                                        error=f"source: {doc.error}", warnings=doc.warnings))
+                continue
+            if not self.plan.workflow.reprocess_all and self._unchanged(doc):
+                continue
+            batch.append(doc)
+            size += _size(doc)
+            if len(batch) >= self.opts.batch_docs or size >= self.opts.batch_bytes:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+
+    def _unchanged(self, doc: Document) -> bool:
+        try:
+            doc.version = doc.version or doc.content_hash()
+        except OSError:
+            return False  # unreadable: let the partitioner report it
+        if self.ws.unchanged(self.workflow_key, doc.record_id, doc.version, self.settings_hash):
+            self._record(
+                FileResult(
+                    doc.id, doc.filename, "SKIPPED", error="unchanged since its last successful run"
+                )
+            )
+            return True
+        return False
+
+    def _stream(self) -> None:
+        workers = self.opts.worker_count()
+        if workers <= 1:
+            worker.init_worker(self.plan, in_process=True)
+            try:
+                for batch in self._batches():
+                    self._submitted(batch)
+                    self._collect(worker.process_batch(batch, self.opts.trace))
+            finally:
+                worker.close_worker()
+            return
+        options = dict(self.plan.context.options)
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        options.setdefault("torch_threads", threads)
+        plan = _with_options(self.plan, options)
+        pool = self._pool(plan, workers, threads)
+        pending: dict[Future[list[worker.DocResult]], list[Document]] = {}
+        limit = workers * 2  # bounded in-flight work: memory does not grow with the corpus
+        try:
+            for batch in self._batches():
+                while len(pending) >= limit:
+                    pool = self._drain(pool, pending, plan, workers, threads)
+                self._submitted(batch)
+                pending[pool.submit(worker.process_batch, batch, self.opts.trace)] = batch
+            while pending:
+                pool = self._drain(pool, pending, plan, workers, threads)
+        except KeyboardInterrupt:
+            _terminate(pool)
+            raise
+        pool.shutdown(wait=True)
+
+    def _pool(self, plan: Plan, workers: int, threads: int) -> ProcessPoolExecutor:
+        ctx = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=worker.init_worker, initargs=(plan, threads)
+        )
+
+    def _drain(
+        self, pool: ProcessPoolExecutor, pending: dict, plan: Plan, workers: int, threads: int
+    ) -> ProcessPoolExecutor:
+        done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+        broken: list[list[Document]] = []
+        for future in done:
+            batch = pending.pop(future)
+            try:
+                self._collect(future.result())
+            except BrokenProcessPool:
+                broken.append(batch)
+        if not broken:
+            return pool
+        # A worker died (a library crashed on some file): retry each document alone in a fresh
+        # pool, so only the document that kills a worker fails.
+        broken += [pending.pop(f) for f in list(pending)]
+        pool.shutdown(wait=False, cancel_futures=True)
+        pool = self._pool(plan, workers, threads)
+        for doc in (d for batch in broken for d in batch):
+            try:
+                self._collect(pool.submit(worker.process_batch, [doc], self.opts.trace).result())
+            except BrokenProcessPool:
+                self._collect(
+                    [
+                        worker.DocResult(
+                            doc,
+                            ok=False,
+                            error="the worker process crashed on this document",
+                            failed_node="?",
+                        )
+                    ]
+                )
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = self._pool(plan, workers, threads)
+        return pool
+
+    # --- bookkeeping ----------------------------------------------------------------------
+    def _submitted(self, batch: list[Document]) -> None:
+        for stat in self.stats:
+            stat.ready += len(batch)
+        self.stats[0].in_progress += len(batch)
+
+    def _collect(self, results: list[worker.DocResult]) -> None:
+        for r in results:
+            doc = r.doc
+            self.stats[0].in_progress -= 1
+            warnings = list(doc.warnings)
+            error = r.error
+            if r.ok:
+                try:
+                    warnings += self.destination.write(doc)
+                except Exception as exc:  # a destination failure fails this document alone
+                    error = f"destination: {worker.reason(exc)}"
+            ok = error is None
+            self._count_nodes(r, ok)
+            if self.opts.trace:
+                for node_id, elements in r.node_outputs.items():
+                    self.ws.save_node_output(self.job_id, node_id, doc.id, elements)
+            output = None
+            if ok and hasattr(self.destination, "target"):
+                output = str(self.destination.target(doc))
+            self._record(
+                FileResult(
+                    doc.id,
+                    doc.filename,
+                    "SUCCESS" if ok else "FAILED",
+                    error=error,
+                    elements=len(doc.elements) if ok else 0,
+                    output=output,
+                    warnings=warnings,
+                )
+            )
+            if ok and doc.version is not None:
+                self.ws.mark_processed(
+                    self.workflow_key, doc.record_id, doc.version, self.settings_hash, self.job_id
+                )
+        self.ws.update_job(self.job_id, nodes=self.stats)
+
+    def _count_nodes(self, r: worker.DocResult, ok: bool) -> None:
+        failed_at = r.failed_node
+        for stat in self.stats:
+            stat.ready -= 1
+            if failed_at == stat.node_id:
+                stat.failure += 1
+                failed_at = "after"
+            elif failed_at == "after":
+                continue
+            else:
+                stat.success += 1
+
+    def _record(self, result: FileResult) -> None:
+        self.seq += 1
+        self.counts[result.status] += 1
+        self.counts["elements"] += result.elements
+        self.ws.record_file(self.job_id, result, self.seq)
+        self.progress("file", {"result": result, "counts": dict(self.counts)})
+
+    def _processing_status(self, status: str) -> str:
+        if status == "STOPPED":
+            return "STOPPED"
+        done, failed = self.counts["SUCCESS"], self.counts["FAILED"]
+        if failed == 0:
+            return "SUCCESS"
+        # The service counts 90-99% processed as finished with errors, below 90% as failed.
+        return "COMPLETED_WITH_ERRORS" if done / (done + failed) >= 0.9 else "FAILED"
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: cancel queued work and end the workers (a stop must not wait for a long
+    document to finish)."""
+    processes = list(getattr(pool, "_processes", {}).values())  # no public API for this
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+
+
+def _size(doc: Document) -> int:
+    if doc.data is not None:
+        return len(doc.data)
+    try:
+        return doc.path.stat().st_size if doc.path else 0
+    except OSError:
+        return 0
+
+
+def _with_options(plan: Plan, options: dict[str, Any]) -> Plan:
+    from dataclasses import replace
+
+    return replace(plan, context=replace(plan.context, options=options))
+
+
+def run_workflow(
+    plan: Plan,
+    source: Source,
+    destination: Destination,
+    workspace: Path,
+    options: RunOptions,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Run a plan from source to destination as a job in `workspace`; returns the job record."""
+    ws = Workspace(workspace)
+    try:
+        return JobRunner(plan, source, destination, ws, options, progress).run()
+    finally:
+        ws.close()

@@ -1,0 +1,294 @@
+"""Jobs in the workspace: a SQLite file of job records, per-file results and per-node outputs.
+
+Layout of a workspace (`./.ingestflow` by default):
+  ingestflow.db                         jobs, job_files, file_state (for reprocess_all: false)
+  jobs/<job id>/nodes/<node id>/<file id>.json   each node's output per file (traced runs)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ingestflow.errors import NotFound
+
+JOB_STATUSES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "STOPPED", "FAILED")
+PROCESSING_STATUSES = (
+    "SCHEDULED",
+    "IN_PROGRESS",
+    "SUCCESS",
+    "COMPLETED_WITH_ERRORS",
+    "STOPPED",
+    "FAILED",
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, workflow_id TEXT, workflow_name TEXT, job_type TEXT,
+    status TEXT, processing_status TEXT, created_at TEXT, runtime_s REAL,
+    message TEXT, node_stats TEXT, info TEXT
+);
+CREATE TABLE IF NOT EXISTS job_files (
+    job_id TEXT, file_id TEXT, filename TEXT, status TEXT, error TEXT, elements INTEGER,
+    output TEXT, warnings TEXT, seq INTEGER, PRIMARY KEY (job_id, file_id)
+);
+CREATE TABLE IF NOT EXISTS file_state (
+    workflow_key TEXT, record_id TEXT, content_hash TEXT, settings_hash TEXT, job_id TEXT,
+    updated_at TEXT, PRIMARY KEY (workflow_key, record_id)
+);
+"""
+
+
+def now() -> str:
+    """The current time, ISO 8601 with time zone."""
+    return datetime.now(UTC).isoformat()
+
+
+def iso_duration(seconds: float) -> str:
+    """Seconds as an ISO 8601 duration (`PT12.345S`)."""
+    return f"PT{seconds:.3f}S"
+
+
+@dataclass
+class NodeStats:
+    """Per-node document counts of a job."""
+
+    node_id: str
+    node_name: str
+    node_type: str
+    node_subtype: str
+    ready: int = 0
+    in_progress: int = 0
+    success: int = 0
+    failure: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JobDetails' node_stats entry."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class FileResult:
+    """The outcome of one document in a job."""
+
+    file_id: str
+    filename: str
+    status: str  # SUCCESS | FAILED | SKIPPED
+    error: str | None = None
+    elements: int = 0
+    output: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class Workspace:
+    """The job store: one SQLite file plus a folder of per-node outputs."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.root / "ingestflow.db", timeout=30, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    # --- jobs -----------------------------------------------------------------------------
+    def create_job(
+        self,
+        workflow_id: str,
+        workflow_name: str,
+        job_type: str,
+        nodes: list[NodeStats],
+        info: dict[str, Any],
+    ) -> str:
+        """Record a new SCHEDULED job; returns its id."""
+        job_id = str(uuid.uuid4())
+        self.db.execute(
+            "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                job_id,
+                workflow_id,
+                workflow_name,
+                job_type,
+                "SCHEDULED",
+                "SCHEDULED",
+                now(),
+                None,
+                None,
+                json.dumps([n.as_dict() for n in nodes]),
+                json.dumps(info),
+            ),
+        )
+        return job_id
+
+    def update_job(
+        self,
+        job_id: str,
+        *,
+        status: str | None = None,
+        processing_status: str | None = None,
+        runtime_s: float | None = None,
+        message: str | None = None,
+        nodes: list[NodeStats] | None = None,
+    ) -> None:
+        """Update a job's status, runtime, message or node counts."""
+        sets: dict[str, Any] = {
+            "status": status,
+            "processing_status": processing_status,
+            "runtime_s": runtime_s,
+            "message": message,
+        }
+        if nodes is not None:
+            sets["node_stats"] = json.dumps([n.as_dict() for n in nodes])
+        cols = {k: v for k, v in sets.items() if v is not None}
+        if cols:
+            assign = ", ".join(f"{k} = ?" for k in cols)
+            self.db.execute(f"UPDATE jobs SET {assign} WHERE id = ?", (*cols.values(), job_id))
+
+    def record_file(self, job_id: str, result: FileResult, seq: int) -> None:
+        """Store (or replace) the outcome of one document."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO job_files VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                job_id,
+                result.file_id,
+                result.filename,
+                result.status,
+                result.error,
+                result.elements,
+                result.output,
+                json.dumps(result.warnings),
+                seq,
+            ),
+        )
+
+    def job_row(self, job_id: str) -> sqlite3.Row:
+        """The job's row; NotFound when there is none (a unique id prefix is accepted)."""
+        rows = self.db.execute(
+            "SELECT * FROM jobs WHERE id = ? OR id LIKE ?", (job_id, f"{job_id}%")
+        ).fetchall()
+        if len(rows) != 1:
+            hint = "ambiguous id prefix" if rows else "`ingestflow jobs list` shows the jobs"
+            raise NotFound(f"job {job_id!r} not found in {self.root} ({hint})")
+        return rows[0]
+
+    def files(self, job_id: str) -> list[FileResult]:
+        """Per-document outcomes of a job, in input order."""
+        rows = self.db.execute(
+            "SELECT * FROM job_files WHERE job_id = ? ORDER BY seq", (job_id,)
+        ).fetchall()
+        return [
+            FileResult(
+                r["file_id"],
+                r["filename"],
+                r["status"],
+                r["error"],
+                r["elements"],
+                r["output"],
+                json.loads(r["warnings"] or "[]"),
+            )
+            for r in rows
+        ]
+
+    def list_jobs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Job records, newest first."""
+        rows = self.db.execute(
+            "SELECT id FROM jobs ORDER BY created_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [self.job_record(r["id"]) for r in rows]
+
+    def job_record(self, job_id: str) -> dict[str, Any]:
+        """JobInformation plus JobDetails and failed files (reference/service-api.md)."""
+        row = self.job_row(job_id)
+        info = json.loads(row["info"] or "{}")
+        files = self.files(row["id"])
+        nodes = json.loads(row["node_stats"] or "[]")
+        outputs = [
+            {
+                "file_id": f.file_id,
+                "node_id": n["node_id"],
+                "node_type": n["node_type"],
+                "node_subtype": n["node_subtype"],
+            }
+            for f in files
+            if f.status == "SUCCESS"
+            for n in nodes
+            if self.node_output_path(row["id"], n["node_id"], f.file_id).exists()
+        ]
+        record: dict[str, Any] = {
+            "id": row["id"],
+            "workflow_id": row["workflow_id"],
+            "workflow_name": row["workflow_name"],
+            "status": row["status"],
+            "created_at": row["created_at"],
+            "job_type": row["job_type"],
+            "input_file_ids": [f.file_id for f in files],
+            "output_node_files": outputs,
+            "processing_status": row["processing_status"],
+            "node_stats": [
+                {
+                    k: n[k]
+                    for k in (
+                        "node_name",
+                        "node_type",
+                        "node_subtype",
+                        "ready",
+                        "in_progress",
+                        "success",
+                        "failure",
+                    )
+                }
+                for n in nodes
+            ],
+            "failed_files": [
+                {"document": f.filename, "error": f.error} for f in files if f.status == "FAILED"
+            ],
+            "files": [f.__dict__ for f in files],
+            "message": row["message"],
+            "output_dir": info.get("output_dir"),
+            "trace": info.get("trace", False),
+        }
+        if row["runtime_s"] is not None:
+            record["runtime"] = iso_duration(row["runtime_s"])
+        return record
+
+    # --- per-node outputs -----------------------------------------------------------------
+    def node_output_path(self, job_id: str, node_id: str, file_id: str) -> Path:
+        """Where a node's output for one file is kept."""
+        return self.root / "jobs" / job_id / "nodes" / node_id / f"{file_id}.json"
+
+    def save_node_output(
+        self, job_id: str, node_id: str, file_id: str, elements: list[dict[str, Any]]
+    ) -> None:
+        """Keep a node's output for one file (for `jobs download --node`)."""
+        from ingestflow.connectors.local import write_json_atomic
+
+        write_json_atomic(self.node_output_path(job_id, node_id, file_id), elements)
+
+    # --- reprocess_all: false ---------------------------------------------------------------
+    def unchanged(
+        self, workflow_key: str, record_id: str, content_hash: str, settings_hash: str
+    ) -> bool:
+        """True when the document's last successful run had this content and these settings."""
+        row = self.db.execute(
+            "SELECT content_hash, settings_hash FROM file_state WHERE workflow_key = ? AND "
+            "record_id = ?",
+            (workflow_key, record_id),
+        ).fetchone()
+        return row is not None and tuple(row) == (content_hash, settings_hash)
+
+    def mark_processed(
+        self, workflow_key: str, record_id: str, content_hash: str, settings_hash: str, job_id: str
+    ) -> None:
+        """Remember a document's successful run."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO file_state VALUES (?,?,?,?,?,?)",
+            (workflow_key, record_id, content_hash, settings_hash, job_id, now()),
+        )

@@ -1,0 +1,120 @@
+"""A Plan: a validated workflow turned into ordered, instantiable stages."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from ingestflow.errors import WorkflowInvalid
+from ingestflow.spec import settings as s
+from ingestflow.spec.catalog import catalog
+from ingestflow.spec.models import WorkflowCreate
+from ingestflow.spec.problems import Problem
+from ingestflow.spec.registry import NodeKind, stage_class
+from ingestflow.spec.validate import CheckedWorkflow, validate_workflow
+from ingestflow.stages.base import RunContext, Stage
+
+
+@dataclass(frozen=True)
+class PlannedNode:
+    """One node of the plan, in execution order."""
+
+    id: str
+    name: str
+    type: str
+    subtype: str
+    settings: s.Settings
+    kind: NodeKind
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run executes: the workflow, its nodes in order, and the run context."""
+
+    workflow: WorkflowCreate
+    nodes: tuple[PlannedNode, ...]
+    context: RunContext
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def embed_dimension(self) -> int | None:
+        """The embedder's vector dimension, or None without an embedder."""
+        for node in self.nodes:
+            if isinstance(node.settings, s.EmbedSettings):
+                model = catalog().embed_model(node.subtype, node.settings.model_name)
+                return model.dimension if model else None
+        return None
+
+    def settings_hash(self, destination: str = "") -> str:
+        """A fingerprint of every node's settings and the destination: a change re-processes."""
+        payload = [(n.type, n.subtype, n.settings.model_dump(mode="json")) for n in self.nodes]
+        blob = json.dumps([payload, destination], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def stages(self) -> list[Stage]:
+        """Instantiate every stage (cheap: nothing heavy is loaded until `open()`)."""
+        return [
+            stage_class(n.kind)(n.name, n.subtype, n.settings, self.context) for n in self.nodes
+        ]
+
+
+def slug(text: str) -> str:
+    """A file-name-safe id from a node name."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "node"
+
+
+def expand_template(data: Any) -> Any:
+    """A template workflow's body with the template's nodes, as a custom workflow to run."""
+    if not isinstance(data, dict) or str(data.get("workflow_type", "")).lower() != "template":
+        return data
+    from ingestflow.service.templates import get_template
+
+    template = get_template(str(data.get("template_id")))
+    expanded = {k: v for k, v in data.items() if k not in ("template_id", "workflow_type")}
+    return {**expanded, "workflow_type": "custom", "workflow_nodes": list(template.nodes)}
+
+
+def build_plan(
+    data: Any,
+    today: date | None = None,
+    endpoints: dict[str, str] | None = None,
+    options: dict[str, Any] | None = None,
+) -> Plan:
+    """Validate a workflow body (templates expanded) and build its Plan; WorkflowInvalid if not."""
+    checked = validate_workflow(data, today=today)
+    if not checked.valid:
+        raise WorkflowInvalid(checked.problems)
+    if checked.workflow is not None and checked.workflow.workflow_type == "template":
+        checked = validate_workflow(expand_template(data), today=today)
+        if not checked.valid:
+            raise WorkflowInvalid(checked.problems, what="template workflow")
+    return plan_from_checked(checked, endpoints or {}, options or {})
+
+
+def plan_from_checked(
+    checked: CheckedWorkflow, endpoints: dict[str, str], options: dict[str, Any]
+) -> Plan:
+    """The Plan of an already validated workflow."""
+    assert checked.workflow is not None and checked.valid
+    nodes: list[PlannedNode] = []
+    for parsed in checked.nodes:
+        assert parsed.kind is not None and parsed.settings is not None
+        node_id = parsed.node.id or slug(parsed.node.name)
+        nodes.append(
+            PlannedNode(
+                node_id, parsed.node.name, parsed.type, parsed.subtype, parsed.settings, parsed.kind
+            )
+        )
+    if not nodes:
+        raise WorkflowInvalid([Problem("workflow_nodes", "the workflow has no nodes to run")])
+    unique = getattr(nodes[0].settings, "unique_element_ids", True)
+    context = RunContext(
+        unique_element_ids=unique, endpoints=dict(endpoints), options=dict(options)
+    )
+    return Plan(
+        checked.workflow, tuple(nodes), context, tuple(w.one_line() for w in checked.warnings)
+    )

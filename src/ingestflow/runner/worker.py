@@ -1,0 +1,101 @@
+"""What runs inside a worker process: the plan's stages, opened once, applied to small batches of
+documents (so the embedder batches across documents), each document failing alone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from ingestflow.elements import Document
+from ingestflow.errors import IngestflowError
+from ingestflow.runner.plan import Plan
+from ingestflow.stages.base import Stage
+
+_STAGES: list[tuple[str, Stage]] | None = None
+
+
+@dataclass
+class DocResult:
+    """What a worker hands back for one document."""
+
+    doc: Document
+    ok: bool = True
+    error: str | None = None
+    failed_node: str | None = None
+    node_outputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool = False) -> None:
+    """Open every stage once for this process. Workers leave Ctrl-C to the parent."""
+    global _STAGES
+    if not in_process:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if torch_threads:
+        os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
+    stages = plan.stages()
+    for stage in stages:
+        stage.open()
+    _STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
+
+
+def close_worker() -> None:
+    """Close the stages of this process."""
+    global _STAGES
+    for _, stage in _STAGES or []:
+        stage.close()
+    _STAGES = None
+
+
+def reason(exc: BaseException) -> str:
+    """One line that says why a document failed."""
+    if isinstance(exc, IngestflowError):
+        text = str(exc)
+    else:
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        where = f" (in {os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""
+        text = f"{exc.__class__.__name__}: {exc}{where}"
+    return " ".join(text.split())[:500]
+
+
+def process_batch(docs: list[Document], trace: bool) -> list[DocResult]:
+    """Run every stage over a batch: per document, or across the batch for batched stages."""
+    assert _STAGES is not None, "init_worker() was not called in this process"
+    results = [DocResult(doc) for doc in docs]
+    started = {id(r): time.perf_counter() for r in results}
+    for node_id, stage in _STAGES:
+        alive = [r for r in results if r.ok]
+        if not alive:
+            break
+        if stage.batched:
+            try:
+                done = stage.process_many([r.doc for r in alive])
+                for r, doc in zip(alive, done, strict=True):
+                    r.doc = doc
+            except Exception:  # isolate the failing document: one at a time
+                for r in alive:
+                    _one(r, node_id, stage)
+        else:
+            for r in alive:
+                _one(r, node_id, stage)
+        if trace:
+            for r in alive:
+                if r.ok:
+                    r.node_outputs[node_id] = list(r.doc.elements)
+    for r in results:
+        r.seconds = time.perf_counter() - started[id(r)]
+        r.doc.data = None  # the content is not needed back in the parent
+    return results
+
+
+def _one(result: DocResult, node_id: str, stage: Stage) -> None:
+    try:
+        result.doc = stage.process(result.doc)
+    except Exception as exc:  # a bad document fails alone, whatever the library raised
+        result.ok = False
+        result.failed_node = node_id
+        result.error = reason(exc)
