@@ -1,0 +1,1 @@
+"""Loopback fake servers for tests (a Confluence wiki; model providers)."""
