@@ -143,15 +143,32 @@ def run(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the job record as JSON.")] = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="Source connector: a JSON file, or a stored id or name."),
+    ] = None,
+    destination: Annotated[
+        str | None,
+        typer.Option(
+            "--destination", help="Destination connector: a JSON file, or a stored id or name."
+        ),
+    ] = None,
 ) -> None:
-    """Run a workflow on local files. Exit 0 all documents succeeded, 1 some failed, 2 invalid
+    """Run a workflow: local files (--input) or a source connector, to an output folder or a
+    destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
     input, 3 an environment or connector problem."""
     from ingestflow.cli_run import run_command
 
     raise typer.Exit(
-        run_command(workflow, inputs or [], output, workers, trace, as_json, workspace)
+        run_command(
+            workflow, inputs or [], output, workers, trace, as_json, workspace, source, destination
+        )
     )
 
+
+from ingestflow.cli_connectors import app as connectors_app  # noqa: E402
+
+app.add_typer(connectors_app, name="connectors")
 
 jobs_app = typer.Typer(
     help="Inspect jobs: records, failed files, per-node outputs.", no_args_is_help=True

@@ -117,33 +117,61 @@ def run_command(
     trace: bool,
     as_json: bool,
     workspace: Path,
+    source_ref: str | None = None,
+    destination_ref: str | None = None,
 ) -> int:
     """The body of `ingestflow run`; returns the exit code."""
     from ingestflow.connectors.local import LocalDestination, LocalSource
     from ingestflow.runner.executor import RunOptions, run_workflow
     from ingestflow.runner.plan import build_plan
+    from ingestflow.service.connectors import open_destination, open_source, resolve_connector
 
     try:
         data = load_workflow(workflow)
         plan = build_plan(data)
-        if plan.workflow.source_id is not None or plan.workflow.destination_id is not None:
-            raise IngestflowError(
-                "this workflow names a source_id or destination_id; running "
-                "remote connectors from the CLI needs --source/--destination "
-                "(not available yet): use a local workflow"
-            )
-        if not inputs:
-            raise typer.BadParameter("give at least one --input file or folder")
-        source = LocalSource(inputs)
-        destination = LocalDestination(output)
+        source_ref = source_ref or plan.workflow.source_id
+        destination_ref = destination_ref or plan.workflow.destination_id
+        if source_ref is None:
+            if not inputs:
+                raise WorkflowInvalid(
+                    [
+                        _problem(
+                            "--input",
+                            "a workflow with a local source "
+                            "needs at least one --input file or folder",
+                        )
+                    ]
+                )
+            source = LocalSource(inputs)
+            total: int | None = sum(1 for _ in source._walk()) if _all_exist(inputs) else None
+        else:
+            if inputs:
+                raise WorkflowInvalid(
+                    [
+                        _problem(
+                            "--input",
+                            "--input is for a local source; this run reads from a source connector",
+                        )
+                    ]
+                )
+            source = open_source(resolve_connector(source_ref, workspace, "source"))
+            total = None
+        if destination_ref is None:
+            destination = LocalDestination(output)
+            destination_key = f"local:{output.resolve()}"
+            output_dir: str | None = str(output.resolve())
+        else:
+            checked = resolve_connector(destination_ref, workspace, "destination")
+            destination = open_destination(checked)
+            destination_key = f"vectordb:{checked.config.uri}:{checked.config.collection_name}"
+            output_dir = None
         options = RunOptions(
             workers=workers,
             trace=trace,
-            output_dir=str(output.resolve()),
-            destination_key=f"local:{output.resolve()}",
+            output_dir=output_dir,
+            destination_key=destination_key,
             workflow_id=f"file:{workflow.resolve()}",
         )
-        total = sum(1 for _ in source._walk())
         with Display(as_json, total) as display:
             record = run_workflow(plan, source, destination, workspace, options, display)
     except WorkflowInvalid as exc:
@@ -161,3 +189,13 @@ def run_command(
     if record["status"] == "STOPPED":
         return 130
     return 1 if record["failed_files"] else 0
+
+
+def _problem(path: str, message: str) -> Any:
+    from ingestflow.spec.problems import Problem
+
+    return Problem(path, message)
+
+
+def _all_exist(paths: list[Path]) -> bool:
+    return all(p.exists() for p in paths)

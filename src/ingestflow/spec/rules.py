@@ -454,9 +454,10 @@ def warnings(nodes: Sequence[ParsedNode]) -> list[Problem]:
                 out.append(
                     Problem(
                         f"{node.path}.settings.extract_image_block_types",
-                        "image blocks are not extracted with the Fast strategy",
+                        "with the Fast strategy only images whose data is inside the document "
+                        "(HTML data URIs, e.g. wiki pages with extract_images) are stored",
                         found=st.extract_image_block_types,
-                        hint="use strategy `hi_res`",
+                        hint="use strategy `hi_res` to crop image blocks from PDFs and images",
                     )
                 )
     return out
