@@ -355,35 +355,45 @@ def chunk_sizes(
 ) -> Iterable[Problem]:
     """new_after_n_chars, combine_text_under_n_chars <= max_characters; overlap < max_characters."""
     for node in nodes:
-        st = node.settings
-        if not isinstance(st, s.ChunkSettings):
-            continue
-        maximum = st.max_characters or LIBRARY_MAX_CHARACTERS
-        source = "max_characters" if st.max_characters else "the default max_characters"
-        base = f"{node.path}.settings"
-        if st.new_after_n_chars is not None and st.new_after_n_chars > maximum:
-            yield Problem(
+        if isinstance(node.settings, s.ChunkSettings):
+            yield from chunk_size_problems(node.settings, f"{node.path}.settings")
+
+
+def chunk_size_problems(st: s.ChunkSettings, base: str) -> list[Problem]:
+    """Size settings the library rejects (overlap) or silently caps (the others)."""
+    maximum = st.max_characters or LIBRARY_MAX_CHARACTERS
+    source = "max_characters" if st.max_characters else "the default max_characters"
+    out: list[Problem] = []
+    if st.new_after_n_chars is not None and st.new_after_n_chars > maximum:
+        out.append(
+            Problem(
                 f"{base}.new_after_n_chars",
                 f"new_after_n_chars must be at most {source} ({maximum})",
                 found=st.new_after_n_chars,
                 allowed={"le": maximum},
                 hint="the soft limit cannot exceed the hard one",
             )
-        combine = getattr(st, "combine_text_under_n_chars", None)
-        if combine is not None and combine > maximum:
-            yield Problem(
+        )
+    combine = getattr(st, "combine_text_under_n_chars", None)
+    if combine is not None and combine > maximum:
+        out.append(
+            Problem(
                 f"{base}.combine_text_under_n_chars",
                 f"combine_text_under_n_chars must be at most {source} ({maximum})",
                 found=combine,
                 allowed={"le": maximum},
             )
-        if st.overlap is not None and st.overlap >= maximum:
-            yield Problem(
+        )
+    if st.overlap is not None and st.overlap >= maximum:
+        out.append(
+            Problem(
                 f"{base}.overlap",
                 f"overlap must be less than {source} ({maximum})",
                 found=st.overlap,
                 allowed={"lt": maximum},
             )
+        )
+    return out
 
 
 def embedder(

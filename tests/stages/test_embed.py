@@ -1,0 +1,155 @@
+"""The embed stage with the real local all-MiniLM-L6-v2, and what it refuses before a run."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingestflow.elements import Document
+from ingestflow.errors import EnvironmentProblem, WorkflowInvalid
+from ingestflow.spec.catalog import catalog
+from ingestflow.spec.settings import EmbedSettings
+from ingestflow.stages.base import RunContext
+from ingestflow.stages.embed import EmbedStage, local_model, torch_threads
+
+pytestmark = pytest.mark.slow  # loads unstructured and the sentence model
+
+LOCAL = "sentence-transformers/all-minilm-l6-v2"
+CAT_1 = "Cats are small domesticated carnivorous mammals kept as pets."
+CAT_2 = "A kitten purrs on the sofa and chases a ball of yarn."
+ROCKET = "The rocket engine burned liquid oxygen and kerosene during launch."
+
+
+def embedder(
+    subtype: str = "ibm",
+    model: str = LOCAL,
+    endpoints: dict[str, str] | None = None,
+    **options: Any,
+) -> EmbedStage:
+    ctx = RunContext(endpoints=endpoints or {}, options=options)
+    return EmbedStage("embedder", subtype, EmbedSettings(model_name=model), ctx)
+
+
+def doc(*texts: str, name: str = "a.txt") -> Document:
+    elements = [
+        {"type": "CompositeElement", "element_id": f"{name}-{i}", "text": t, "metadata": {}}
+        for i, t in enumerate(texts)
+    ]
+    return Document(id=name, record_id=name, filename=name, elements=elements)
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+@pytest.fixture(scope="module")
+def stage() -> EmbedStage:
+    """The local embedder, opened once for the module (the model loads once per process)."""
+    st = embedder()
+    st.precheck()
+    st.open()
+    return st
+
+
+def test_vectors_are_384_unit_norm_floats(stage: EmbedStage) -> None:
+    out = stage.process(doc(CAT_1, ROCKET))
+    assert stage.dimension == 384
+    for element in out.elements:
+        vector = element["embeddings"]
+        assert len(vector) == 384 and all(type(x) is float for x in vector)
+        assert math.isclose(math.sqrt(sum(x * x for x in vector)), 1.0, rel_tol=1e-5)
+
+
+def test_similar_sentences_are_closer_than_unrelated_ones(stage: EmbedStage) -> None:
+    out = stage.process(doc(CAT_1, CAT_2, ROCKET))
+    cat_1, cat_2, rocket = (e["embeddings"] for e in out.elements)
+    assert cosine(cat_1, cat_2) > cosine(cat_1, rocket) + 0.2
+
+
+def test_batched_across_documents_equals_one_at_a_time(stage: EmbedStage) -> None:
+    texts = [CAT_1, CAT_2, ROCKET, "Bread is baked from flour.", "Yeast makes dough rise."]
+    small_batches = embedder(embed_batch_size=2)
+    small_batches.open()
+    together = small_batches.process_many(
+        [doc(*texts[:2], name="a"), doc(*texts[2:3], name="b"), doc(*texts[3:], name="c")]
+    )
+    alone = [stage.process(doc(t, name="x")).elements[0]["embeddings"] for t in texts]
+    batched = [e["embeddings"] for d in together for e in d.elements]
+    assert [d.filename for d in together] == ["a", "b", "c"]
+    assert all(cosine(a, b) > 0.9999 for a, b in zip(alone, batched, strict=True))
+
+
+def test_elements_without_text_get_no_vector_and_a_warning(stage: EmbedStage) -> None:
+    source = doc(CAT_1, "", "   ")
+    original = [dict(e) for e in source.elements]
+    out = stage.process(source)
+    assert [("embeddings" in e) for e in out.elements] == [True, False, False]
+    assert out.warnings == ["embedder: 2 element(s) with empty text were not embedded"]
+    assert [{k: v for k, v in e.items() if k != "embeddings"} for e in out.elements] == original
+
+
+def test_the_input_element_dicts_are_not_mutated(stage: EmbedStage) -> None:
+    source = doc(CAT_1)
+    before = source.elements[0]
+    stage.process(source)
+    assert "embeddings" not in before
+
+
+def test_chunker_and_embedder_share_one_model(stage: EmbedStage) -> None:
+    assert local_model() is local_model()
+
+
+def test_dimension_comes_from_the_catalog() -> None:
+    assert embedder("voyageai", "voyage-3-lite").dimension == 512
+    assert embedder("azure_openai", "text-embedding-3-large").dimension == 3072
+
+
+def test_remote_model_without_endpoint_fails_at_precheck() -> None:
+    st = embedder("voyageai", "voyage-3")
+    with pytest.raises(
+        EnvironmentProblem,
+        match=r"model `voyage-3` of provider `voyageai`.*no endpoint is configured for `voyageai`",
+    ):
+        st.precheck()
+    with pytest.raises(EnvironmentProblem, match="configure a model-server endpoint"):
+        st.open()
+
+
+def test_remote_model_with_endpoint_is_not_faked() -> None:
+    st = embedder("bedrock", "cohere.embed-english-v3", endpoints={"bedrock": "http://127.0.0.1:9"})
+    with pytest.raises(EnvironmentProblem, match="no client for remote embedding models"):
+        st.precheck()
+
+
+def test_unknown_model_is_invalid() -> None:
+    st = embedder("ibm", "no-such-model")
+    with pytest.raises(WorkflowInvalid, match="`no-such-model` is not a model of embedder `ibm`"):
+        st.precheck()
+    with pytest.raises(WorkflowInvalid, match="not a model of embedder"):
+        _ = st.dimension
+
+
+def test_torch_threads_follow_the_options() -> None:
+    assert torch_threads({"torch_threads": 3}) == 3
+    assert torch_threads({"workers": 10_000}) == 1
+    assert torch_threads({}) >= 1
+
+
+def test_only_minilm_runs_locally(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    facts = {"dimension": 768, "max_chunk": 900, "local": True}
+    extra = {"embedders": {"ibm": {"my-model": facts}}}
+    (tmp_path / "catalog.json").write_text(json.dumps(extra), encoding="utf-8")
+    monkeypatch.setenv("INGESTFLOW_CATALOG", str(tmp_path / "catalog.json"))
+    catalog.cache_clear()
+    try:
+        st = embedder("ibm", "my-model")
+        assert st.dimension == 768
+        with pytest.raises(EnvironmentProblem, match="only model that ships offline"):
+            st.precheck()
+    finally:
+        monkeypatch.delenv("INGESTFLOW_CATALOG")
+        catalog.cache_clear()
