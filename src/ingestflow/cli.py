@@ -153,6 +153,15 @@ def run(
             "--destination", help="Destination connector: a JSON file, or a stored id or name."
         ),
     ] = None,
+    on_oversize: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--on-oversize",
+            metavar="FIELD=fail|drop|truncate",
+            help="vectordb: what to do with a value over its VARCHAR limit (default: fail the "
+            "document); said in the job, never silent. Repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Run a workflow: local files (--input) or a source connector, to an output folder or a
     destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
@@ -161,7 +170,16 @@ def run(
 
     raise typer.Exit(
         run_command(
-            workflow, inputs or [], output, workers, trace, as_json, workspace, source, destination
+            workflow,
+            inputs or [],
+            output,
+            workers,
+            trace,
+            as_json,
+            workspace,
+            source,
+            destination,
+            on_oversize or [],
         )
     )
 
@@ -169,6 +187,10 @@ def run(
 from ingestflow.cli_connectors import app as connectors_app  # noqa: E402
 
 app.add_typer(connectors_app, name="connectors")
+
+from ingestflow.cli_vectordb import app as vectordb_app  # noqa: E402
+
+app.add_typer(vectordb_app, name="vectordb")
 
 jobs_app = typer.Typer(
     help="Inspect jobs: records, failed files, per-node outputs.", no_args_is_help=True

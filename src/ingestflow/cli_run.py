@@ -119,6 +119,7 @@ def run_command(
     workspace: Path,
     source_ref: str | None = None,
     destination_ref: str | None = None,
+    on_oversize: list[str] | None = None,
 ) -> int:
     """The body of `ingestflow run`; returns the exit code."""
     from ingestflow.connectors.local import LocalDestination, LocalSource
@@ -162,7 +163,9 @@ def run_command(
             output_dir: str | None = str(output.resolve())
         else:
             checked = resolve_connector(destination_ref, workspace, "destination")
-            destination = open_destination(checked)
+            destination = open_destination(
+                checked, {"varchar_policy": parse_policies(on_oversize or [])}
+            )
             destination_key = f"vectordb:{checked.config.uri}:{checked.config.collection_name}"
             output_dir = None
         options = RunOptions(
@@ -189,6 +192,19 @@ def run_command(
     if record["status"] == "STOPPED":
         return 130
     return 1 if record["failed_files"] else 0
+
+
+def parse_policies(items: list[str]) -> dict[str, str]:
+    """`FIELD=fail|drop|truncate` options as a policy map; WorkflowInvalid when malformed."""
+    policies: dict[str, str] = {}
+    for item in items:
+        field, _, policy = item.partition("=")
+        if not field or policy not in ("fail", "drop", "truncate"):
+            raise WorkflowInvalid(
+                [_problem("--on-oversize", f"expected FIELD=fail|drop|truncate, found {item!r}")]
+            )
+        policies[field] = policy
+    return policies
 
 
 def _problem(path: str, message: str) -> Any:

@@ -128,8 +128,15 @@ class JobRunner:
         size = 0
         for doc in self.source.documents():
             if doc.error is not None:
-                self._record(FileResult(doc.id, doc.filename, "FAILED",
-                                        error=f"source: {doc.error}", warnings=doc.warnings))
+                self._record(
+                    FileResult(
+                        doc.id,
+                        doc.filename,
+                        "FAILED",
+                        error=f"source: {doc.error}",
+                        warnings=doc.warnings,
+                    )
+                )
                 continue
             if not self.plan.workflow.reprocess_all and self._unchanged(doc):
                 continue
