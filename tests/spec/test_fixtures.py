@@ -77,3 +77,10 @@ def test_valid_fixtures_cover_vendor_spellings_templates_and_connectors() -> Non
         assert spelling in joined
     kinds = [json.loads(t).get("workflow_type", "").lower() for t in texts.values()]
     assert "template" in kinds and "custom" in kinds
+
+
+@pytest.mark.parametrize(
+    "path", sorted((FIXTURES.parent / "examples").glob("*.json")), ids=lambda p: p.stem
+)
+def test_examples_are_valid(path: Path) -> None:
+    assert judge(path) == []
