@@ -33,15 +33,26 @@ MAX_BYTES = 600_000
 MODEL = "sentence-transformers/all-minilm-l6-v2"
 MODES = {
     "partition": [],
-    "chunk": [{"name": "Chunker", "type": "chunk", "subtype": "chunk_by_title",
-               "settings": {"max_characters": 800}}],
-    "embed": [{"name": "Chunker", "type": "chunk", "subtype": "chunk_by_title",
-               "settings": {"max_characters": 800}},
-              {"name": "Embedder", "type": "embed", "subtype": "ibm",
-               "settings": {"model_name": MODEL}}],
+    "chunk": [
+        {
+            "name": "Chunker",
+            "type": "chunk",
+            "subtype": "chunk_by_title",
+            "settings": {"max_characters": 800},
+        }
+    ],
+    "embed": [
+        {
+            "name": "Chunker",
+            "type": "chunk",
+            "subtype": "chunk_by_title",
+            "settings": {"max_characters": 800},
+        },
+        {"name": "Embedder", "type": "embed", "subtype": "ibm", "settings": {"model_name": MODEL}},
+    ],
 }
 
-BASELINE = r'''
+BASELINE = r"""
 import os, sys, json
 os.environ["HF_HUB_OFFLINE"] = "1"; os.environ["DO_NOT_TRACK"] = "true"
 os.environ["SCARF_NO_ANALYTICS"] = "true"
@@ -68,14 +79,19 @@ for f in files:
         if model is not None:
             model.encode([c.text for c in out], batch_size=32)
 print(json.dumps({"docs": docs, "elements": elements, "chunks": chunks}))
-'''
+"""
 
 
 def corpus_files(root: Path) -> list[Path]:
     """Corpus documents the Fast strategy reads, small enough for a quick benchmark."""
-    files = [p for p in sorted(root.rglob("*")) if p.is_file()
-             and p.suffix.lower() not in SKIP_SUFFIXES and p.name not in SKIP_NAMES
-             and p.stat().st_size <= MAX_BYTES]
+    files = [
+        p
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and p.suffix.lower() not in SKIP_SUFFIXES
+        and p.name not in SKIP_NAMES
+        and p.stat().st_size <= MAX_BYTES
+    ]
     return files
 
 
@@ -118,20 +134,49 @@ def measure(cmd: list[str]) -> dict:
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "peak_mib": peak / 2**20, "stdout": stdout,
-            "code": proc.returncode}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "peak_mib": peak / 2**20,
+        "stdout": stdout,
+        "code": proc.returncode,
+    }
 
 
 def run_ingestflow(mode: str, folder: Path, tmp: Path, workers: int) -> dict:
-    workflow = {"name": f"bench {mode}", "workflow_type": "custom", "workflow_nodes": [
-        {"name": "Partitioner", "type": "partition", "subtype": "unstructured_api",
-         "settings": {"strategy": "fast"}}, *MODES[mode]]}
+    workflow = {
+        "name": f"bench {mode}",
+        "workflow_type": "custom",
+        "workflow_nodes": [
+            {
+                "name": "Partitioner",
+                "type": "partition",
+                "subtype": "unstructured_api",
+                "settings": {"strategy": "fast"},
+            },
+            *MODES[mode],
+        ],
+    }
     wf = tmp / f"{mode}.json"
     wf.write_text(json.dumps(workflow))
     out = tmp / f"out-{mode}-{workers}"
     exe = Path(sys.executable).parent / "ingestflow"
-    m = measure([str(exe), "run", str(wf), "-i", str(folder), "-o", str(out), "--workers",
-                 str(workers), "--json", "--workspace", str(tmp / "ws")])
+    m = measure(
+        [
+            str(exe),
+            "run",
+            str(wf),
+            "-i",
+            str(folder),
+            "-o",
+            str(out),
+            "--workers",
+            str(workers),
+            "--json",
+            "--workspace",
+            str(tmp / "ws"),
+        ]
+    )
     record = json.loads(m["stdout"])
     files = [f for f in record["files"] if f["status"] == "SUCCESS"]
     m.update(docs=len(files), elements=sum(f["elements"] for f in files))
@@ -145,9 +190,11 @@ def run_baseline(mode: str, files: list[Path]) -> dict:
 
 
 def row(name: str, m: dict, cores: int) -> str:
-    return (f"| {name} | {m['docs']} | {m['wall']:.1f} | {m['docs'] / m['wall']:.2f} | "
-            f"{m['elements'] / m['wall']:.1f} | {m['cpu'] / (m['wall'] * cores) * 100:.0f}% | "
-            f"{m['peak_mib']:.0f} |")
+    return (
+        f"| {name} | {m['docs']} | {m['wall']:.1f} | {m['docs'] / m['wall']:.2f} | "
+        f"{m['elements'] / m['wall']:.1f} | {m['cpu'] / (m['wall'] * cores) * 100:.0f}% | "
+        f"{m['peak_mib']:.0f} |"
+    )
 
 
 def main() -> None:
@@ -161,10 +208,14 @@ def main() -> None:
         sys.exit(f"corpus not found: {args.corpus}")
     cores = len(os.sched_getaffinity(0))
     base = corpus_files(args.corpus)
-    print(f"# {platform.node()} · {platform.processor() or platform.machine()} · {cores} cores · "
-          f"{psutil.virtual_memory().total / 2**30:.0f} GiB · {time.strftime('%Y-%m-%d')}")
-    print(f"corpus: {len(base)} files from {args.corpus}, {sum(f.stat().st_size for f in base)} "
-          "bytes per copy\n")
+    print(
+        f"# {platform.node()} · {platform.processor() or platform.machine()} · {cores} cores · "
+        f"{psutil.virtual_memory().total / 2**30:.0f} GiB · {time.strftime('%Y-%m-%d')}"
+    )
+    print(
+        f"corpus: {len(base)} files from {args.corpus}, {sum(f.stat().st_size for f in base)} "
+        "bytes per copy\n"
+    )
     print("| run | docs | wall s | docs/s | elements/s | CPU use | peak RSS MiB |")
     print("|---|---|---|---|---|---|---|")
     for scale in args.scale:

@@ -23,16 +23,26 @@ DOCS = FIXTURES / "docs"
 PARTITION_ONLY = {
     "name": "partition only",
     "workflow_type": "custom",
-    "workflow_nodes": [{"name": "Partitioner", "type": "partition", "subtype": "unstructured_api",
-                        "settings": {"strategy": "fast", "unique_element_ids": False}}],
+    "workflow_nodes": [
+        {
+            "name": "Partitioner",
+            "type": "partition",
+            "subtype": "unstructured_api",
+            "settings": {"strategy": "fast", "unique_element_ids": False},
+        }
+    ],
 }
 WITH_CHUNKS = {
     **PARTITION_ONLY,
     "name": "partition and chunk",
     "workflow_nodes": [
         *PARTITION_ONLY["workflow_nodes"],
-        {"name": "Chunker", "type": "chunk", "subtype": "chunk_by_character",
-         "settings": {"max_characters": 300}},
+        {
+            "name": "Chunker",
+            "type": "chunk",
+            "subtype": "chunk_by_character",
+            "settings": {"max_characters": 300},
+        },
     ],
 }
 
@@ -44,8 +54,18 @@ def write(tmp: Path, body: dict[str, Any], name: str = "wf.json") -> Path:
 
 
 def run(tmp: Path, workflow: Path, *inputs: Path, extra: tuple[str, ...] = ()) -> tuple[int, Any]:
-    args = ["run", str(workflow), "--output", str(tmp / "out"), "--workspace", str(tmp / "ws"),
-            "--workers", "1", "--json", *extra]
+    args = [
+        "run",
+        str(workflow),
+        "--output",
+        str(tmp / "out"),
+        "--workspace",
+        str(tmp / "ws"),
+        "--workers",
+        "1",
+        "--json",
+        *extra,
+    ]
     for path in inputs:
         args += ["--input", str(path)]
     result = runner.invoke(app, args)
@@ -72,7 +92,9 @@ def test_run_writes_one_json_per_document(tmp_path: Path) -> None:
     assert record["status"] == "COMPLETED" and record["processing_status"] == "SUCCESS"
     out = tmp_path / "out"
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.json")) == [
-        "notes.txt.json", "sub/page.html.json"]
+        "notes.txt.json",
+        "sub/page.html.json",
+    ]
     elements = json.loads((out / "sub" / "page.html.json").read_text())
     assert [e["type"] for e in elements] == ["Title", "NarrativeText", "NarrativeText"]
     assert len({e["element_id"] for e in elements}) == 3  # identical paragraphs, distinct ids
@@ -139,7 +161,9 @@ def test_reprocess_all_false_skips_unchanged(tmp_path: Path) -> None:
     (folder / "notes.txt").write_text("Quarterly notes, revised.\n")
     code, third = run(tmp_path, wf, folder)
     assert {f["filename"]: f["status"] for f in third["files"]} == {
-        "notes.txt": "SUCCESS", "sub/page.html": "SKIPPED"}
+        "notes.txt": "SUCCESS",
+        "sub/page.html": "SKIPPED",
+    }
     body["workflow_nodes"][0]["settings"]["include_page_breaks"] = True
     code, fourth = run(tmp_path, write(tmp_path, body), folder)
     assert {f["status"] for f in fourth["files"]} == {"SUCCESS"}
@@ -161,24 +185,64 @@ def test_trace_keeps_each_node_output(tmp_path: Path) -> None:
     job = record["id"]
     node_files = {(o["node_type"], o["node_subtype"]) for o in record["output_node_files"]}
     assert node_files == {("partition", "unstructured_api"), ("chunk", "chunk_by_character")}
-    parts = runner.invoke(app, ["jobs", "download", job[:8], "--file", "sub/page.html",
-                                "--node", "Partitioner", "--workspace", ws])
-    chunks = runner.invoke(app, ["jobs", "download", job, "--file", "sub/page.html",
-                                 "--node", "chunker", "--workspace", ws])
+    parts = runner.invoke(
+        app,
+        [
+            "jobs",
+            "download",
+            job[:8],
+            "--file",
+            "sub/page.html",
+            "--node",
+            "Partitioner",
+            "--workspace",
+            ws,
+        ],
+    )
+    chunks = runner.invoke(
+        app,
+        [
+            "jobs",
+            "download",
+            job,
+            "--file",
+            "sub/page.html",
+            "--node",
+            "chunker",
+            "--workspace",
+            ws,
+        ],
+    )
     assert parts.exit_code == 0 and chunks.exit_code == 0, parts.output + chunks.output
-    assert [e["type"] for e in json.loads(parts.stdout)] == ["Title", "NarrativeText",
-                                                              "NarrativeText"]
+    assert [e["type"] for e in json.loads(parts.stdout)] == [
+        "Title",
+        "NarrativeText",
+        "NarrativeText",
+    ]
     assert {e["type"] for e in json.loads(chunks.stdout)} == {"CompositeElement"}
-    final = runner.invoke(app, ["jobs", "download", job, "--file", "sub/page.html",
-                                "--workspace", ws])
+    final = runner.invoke(
+        app, ["jobs", "download", job, "--file", "sub/page.html", "--workspace", ws]
+    )
     assert json.loads(final.stdout) == json.loads(chunks.stdout)
 
 
 def test_untraced_node_output_says_how_to_get_it(tmp_path: Path) -> None:
     folder = sample(tmp_path)
     _code, record = run(tmp_path, write(tmp_path, WITH_CHUNKS), folder)
-    result = runner.invoke(app, ["jobs", "download", record["id"], "--file", "notes.txt",
-                                 "--node", "Partitioner", "--workspace", str(tmp_path / "ws")])
+    result = runner.invoke(
+        app,
+        [
+            "jobs",
+            "download",
+            record["id"],
+            "--file",
+            "notes.txt",
+            "--node",
+            "Partitioner",
+            "--workspace",
+            str(tmp_path / "ws"),
+        ],
+    )
     assert result.exit_code == 2 and "--trace" in result.output
 
 
@@ -217,9 +281,24 @@ def test_ctrl_c_stops_the_job_and_keeps_finished_documents(tmp_path: Path, worke
     wf = write(tmp_path, PARTITION_ONLY)
     exe = Path(sys.executable).parent / "ingestflow"
     proc = subprocess.Popen(
-        [str(exe), "run", str(wf), "-i", str(folder), "-o", str(tmp_path / "out"),
-         "--workspace", str(tmp_path / "ws"), "--workers", workers, "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        [
+            str(exe),
+            "run",
+            str(wf),
+            "-i",
+            str(folder),
+            "-o",
+            str(tmp_path / "out"),
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--workers",
+            workers,
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     deadline = time.time() + 120
     while time.time() < deadline and len(list((tmp_path / "out").glob("*.json"))) < 3:
