@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ingestflow.stages.embed import set_offline_env
+from ingestflow.offline import set_offline_env
 
 set_offline_env()  # before `unstructured` is imported: no telemetry ping, no notice
 

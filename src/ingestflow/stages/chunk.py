@@ -101,7 +101,8 @@ class ChunkStage(Stage):
 
     def open(self) -> None:
         """Import the chunking engine (and load the sentence model for similarity chunking)."""
-        from ingestflow.stages.embed import local_model, set_offline_env, torch_threads
+        from ingestflow.offline import set_offline_env
+        from ingestflow.stages.embed import local_model, torch_threads
 
         set_offline_env()
         import unstructured.chunking.basic  # noqa: F401  (the import is the slow part)

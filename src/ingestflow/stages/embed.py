@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ingestflow.elements import Document
 from ingestflow.errors import EnvironmentProblem, StageError, WorkflowInvalid
+from ingestflow.offline import set_offline_env
 from ingestflow.spec.catalog import LOCAL_EMBED_MODEL, EmbedModel, catalog
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import EmbedSettings, Settings
@@ -33,28 +34,8 @@ if TYPE_CHECKING:
 
 DEFAULT_BATCH_SIZE = 32
 
-# Forced: without them a missing model costs ~24 s of hub retries (reference/offline.md).
-_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-# Defaults a user may override.
-_QUIET_ENV = {
-    # `unstructured` and friends ping a telemetry host at import.
-    "DO_NOT_TRACK": "true",
-    "SCARF_NO_ANALYTICS": "true",
-    # Worker processes fork; the Rust tokenizer's own thread pool would warn and may deadlock.
-    "TOKENIZERS_PARALLELISM": "false",
-    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-    "UNSTRUCTURED_DISABLE_NOTICE": "1",
-}
-
 _model: SentenceTransformer | None = None
 _model_lock = threading.Lock()
-
-
-def set_offline_env() -> None:
-    """Set the environment that keeps model libraries offline and quiet; call before importing."""
-    os.environ.update(_OFFLINE_ENV)
-    for key, value in _QUIET_ENV.items():
-        os.environ.setdefault(key, value)
 
 
 def torch_threads(options: dict[str, Any]) -> int:

