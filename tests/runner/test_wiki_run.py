@@ -259,3 +259,81 @@ def test_missing_space_is_a_precheck_error(tmp_path: Path, wiki: FakeConfluence)
     assert code == 3
     assert "NOPE" in output
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.json"))
+
+
+@pytest.mark.slow
+def test_wiki_to_milvus_lite_with_permissions(tmp_path: Path, wiki: FakeConfluence) -> None:
+    from pymilvus import MilvusClient
+
+    from ingestflow.connectors.vectordb import create_collection
+
+    db = tmp_path / "milvus.db"
+    create_collection(str(db), "pages", dim=384, schema="recommended", enable_dynamic_field=True)
+    destination = tmp_path / "milvus.json"
+    destination.write_text(
+        json.dumps(
+            {
+                "name": "lite",
+                "type": "vectordb",
+                "config": {
+                    "user": "",
+                    "uri": str(db),
+                    "db_name": "",
+                    "password": "",
+                    "collection_name": "pages",
+                },
+            }
+        )
+    )
+    body = json.loads(json.dumps(WORKFLOW))
+    body["workflow_nodes"].append(
+        {
+            "name": "Embedder",
+            "type": "embed",
+            "subtype": "ibm",
+            "settings": {"model_name": "sentence-transformers/all-minilm-l6-v2"},
+        }
+    )
+    (tmp_path / "wf.json").write_text(json.dumps(body))
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(tmp_path / "wf.json"),
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--workers",
+            "1",
+            "--json",
+            "--source",
+            str(connector(tmp_path, wiki)),
+            "--destination",
+            str(destination),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    client = MilvusClient(str(db))
+    try:
+        client.load_collection("pages")
+        rows = client.query("pages", filter="", output_fields=["*"], limit=1000)
+    finally:
+        client.close()
+    assert rows and {len(r["embeddings"]) for r in rows} == {384}
+    by_file = {}
+    for row in rows:
+        by_file.setdefault(row["filename"], []).append(row)
+    assert set(by_file) == {
+        "11-release-plan.html",
+        "12-secret-roadmap.html",
+        "20-note-0.html",
+        "21-note-1.html",
+        "22-note-2.html",
+        "notes.txt",
+    }
+    for row in by_file["12-secret-roadmap.html"]:
+        assert row["data_source_permissions_data"][0] == {
+            "read": {"users": ["u-ada"], "groups": []}
+        }
+    for rows_of_file in by_file.values():
+        for row in rows_of_file:
+            assert row["data_source_permissions_data"], row["filename"]
