@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from ingestflow.service.connectors import ConnectorStore
 
 app = typer.Typer(
     help="Source and destination connectors: store, list, check.", no_args_is_help=True
@@ -14,6 +19,7 @@ app = typer.Typer(
 WorkspaceOpt = Annotated[
     Path, typer.Option("--workspace", envvar="INGESTFLOW_WORKSPACE", help="Workspace folder.")
 ]
+RefArg = Annotated[str, typer.Argument(help="Id, id prefix or name.")]
 DEFAULT = Path(".ingestflow")
 
 
@@ -30,28 +36,39 @@ def _fail(exc: Exception, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+@contextmanager
+def _store(workspace: Path) -> Iterator[ConnectorStore]:
+    """The workspace's connector store; an ingestflow error becomes a clear exit 2."""
+    from ingestflow.errors import IngestflowError
+    from ingestflow.service.connectors import ConnectorStore
+
+    store = ConnectorStore(workspace)
+    try:
+        yield store
+    except IngestflowError as exc:
+        raise _fail(exc) from None
+    finally:
+        store.close()
+
+
+def _echo(value: object) -> None:
+    typer.echo(json.dumps(value, indent=2))
+
+
 @app.command("create")
 def create(
     file: Annotated[Path, typer.Argument(help="Connector JSON: {name, type, config}.")],
     workspace: WorkspaceOpt = DEFAULT,
 ) -> None:
     """Store a connector in the workspace; prints its record (secrets masked)."""
-    from ingestflow.errors import IngestflowError
-    from ingestflow.service.connectors import ConnectorStore
+    from ingestflow.errors import WorkflowInvalid
     from ingestflow.spec.parsing import load_json_file
 
     data, problems = load_json_file(file)
-    store = ConnectorStore(workspace)
-    try:
+    with _store(workspace) as store:
         if problems:
-            from ingestflow.errors import WorkflowInvalid
-
             raise WorkflowInvalid(problems, what="connector")
-        typer.echo(json.dumps(store.create(data), indent=2))
-    except IngestflowError as exc:
-        raise _fail(exc) from None
-    finally:
-        store.close()
+        _echo(store.create(data))
 
 
 @app.command("list")
@@ -60,50 +77,23 @@ def list_(
     role: Annotated[str | None, typer.Option("--role", help="source or destination")] = None,
 ) -> None:
     """List stored connectors (secrets masked)."""
-    from ingestflow.service.connectors import ConnectorStore
-
-    store = ConnectorStore(workspace)
-    try:
-        typer.echo(json.dumps(store.list(role), indent=2))
-    finally:
-        store.close()
+    with _store(workspace) as store:
+        _echo(store.list(role))
 
 
 @app.command("show")
-def show(
-    ref: Annotated[str, typer.Argument(help="Id, id prefix or name.")],
-    workspace: WorkspaceOpt = DEFAULT,
-) -> None:
+def show(ref: RefArg, workspace: WorkspaceOpt = DEFAULT) -> None:
     """Show one stored connector (secrets masked)."""
-    from ingestflow.errors import NotFound
-    from ingestflow.service.connectors import ConnectorStore
-
-    store = ConnectorStore(workspace)
-    try:
-        typer.echo(json.dumps(store.record(ref), indent=2))
-    except NotFound as exc:
-        raise _fail(exc) from None
-    finally:
-        store.close()
+    with _store(workspace) as store:
+        _echo(store.record(ref))
 
 
 @app.command("delete")
-def delete(
-    ref: Annotated[str, typer.Argument(help="Id, id prefix or name.")],
-    workspace: WorkspaceOpt = DEFAULT,
-) -> None:
+def delete(ref: RefArg, workspace: WorkspaceOpt = DEFAULT) -> None:
     """Delete a stored connector."""
-    from ingestflow.errors import NotFound
-    from ingestflow.service.connectors import ConnectorStore
-
-    store = ConnectorStore(workspace)
-    try:
+    with _store(workspace) as store:
         store.delete(ref)
         typer.echo(f"deleted {ref}")
-    except NotFound as exc:
-        raise _fail(exc) from None
-    finally:
-        store.close()
 
 
 @app.command("check")
@@ -123,5 +113,5 @@ def check(
         raise _fail(exc) from None
     assert checked.connector is not None
     result = check_connector(checked.connector.type, checked.config)
-    typer.echo(json.dumps(result.as_dict(), indent=2))
+    _echo(result.as_dict())
     raise typer.Exit(0 if result.ok else 3)

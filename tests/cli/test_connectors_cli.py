@@ -1,0 +1,53 @@
+"""`ingestflow connectors create/list/show/delete`: records never show secrets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from ingestflow.cli import app
+
+runner = CliRunner()
+BODY = {
+    "name": "lite",
+    "type": "milvus",
+    "config": {
+        "user": "root",
+        "uri": "./m.db",
+        "db_name": "default",
+        "password": "milvus-pa55-s3cret",
+        "collection_name": "c",
+    },
+}
+
+
+def test_connector_lifecycle(tmp_path: Path) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(BODY))
+    created = runner.invoke(app, ["connectors", "create", str(path), *ws])
+    assert created.exit_code == 0, created.output
+    record = json.loads(created.stdout)
+    assert record["type"] == "vectordb" and record["config"]["password"] == "********"
+    again = runner.invoke(app, ["connectors", "create", str(path), *ws])
+    assert again.exit_code == 2 and "already exists" in again.output
+    listed = runner.invoke(app, ["connectors", "list", "--role", "destination", *ws])
+    assert [c["id"] for c in json.loads(listed.stdout)] == [record["id"]]
+    shown = runner.invoke(app, ["connectors", "show", "lite", *ws])
+    assert json.loads(shown.stdout)["id"] == record["id"]
+    for output in (created.output, listed.output, shown.output):
+        assert "milvus-pa55-s3cret" not in output
+    assert runner.invoke(app, ["connectors", "delete", record["id"][:8], *ws]).exit_code == 0
+    missing = runner.invoke(app, ["connectors", "show", "lite", *ws])
+    assert missing.exit_code == 2 and "not found" in missing.output
+
+
+def test_invalid_connector_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({**BODY, "config": {**BODY["config"], "uri": ""}}))
+    result = runner.invoke(
+        app, ["connectors", "create", str(path), "--workspace", str(tmp_path / "ws")]
+    )
+    assert result.exit_code == 2 and "config.uri" in result.output
