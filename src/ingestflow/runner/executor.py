@@ -30,7 +30,8 @@ class RunOptions:
     workers: int = 0  # 0: one per core
     trace: bool = False
     batch_docs: int = 4  # documents per task (the embedder batches across them)
-    batch_bytes: int = 4 << 20
+    batch_bytes: int = 256 << 10  # a larger document is a task of its own
+    lookahead: int = 32  # documents read ahead to start the largest first
     workflow_id: str = "local"
     job_type: str = "ephemeral"
     destination_key: str = ""
@@ -123,9 +124,9 @@ class JobRunner:
         return self.ws.job_record(self.job_id)
 
     # --- streaming ------------------------------------------------------------------------
-    def _batches(self) -> Iterator[list[Document]]:
-        batch: list[Document] = []
-        size = 0
+    def _documents(self) -> Iterator[Document]:
+        """The source's documents that need processing (failed listings and unchanged documents
+        are recorded here and not passed on)."""
         for doc in self.source.documents():
             if doc.error is not None:
                 self._record(
@@ -140,11 +141,32 @@ class JobRunner:
                 continue
             if not self.plan.workflow.reprocess_all and self._unchanged(doc):
                 continue
-            batch.append(doc)
-            size += _size(doc)
-            if len(batch) >= self.opts.batch_docs or size >= self.opts.batch_bytes:
+            yield doc
+
+    def _batches(self) -> Iterator[list[Document]]:
+        """Batches for the workers, largest documents first within a bounded look-ahead window
+        (so a long document starts early instead of holding one core at the end). Documents over
+        `batch_bytes` go alone; small ones are grouped so the embedder batches across them."""
+        window: list[Document] = []
+        for doc in self._documents():
+            window.append(doc)
+            if len(window) >= self.opts.lookahead:
+                yield from self._group(window)
+                window = []
+        yield from self._group(window)
+
+    def _group(self, window: list[Document]) -> Iterator[list[Document]]:
+        batch: list[Document] = []
+        size = 0
+        for doc in sorted(window, key=_size, reverse=True):
+            doc_size = _size(doc)
+            if batch and (
+                len(batch) >= self.opts.batch_docs or size + doc_size > self.opts.batch_bytes
+            ):
                 yield batch
                 batch, size = [], 0
+            batch.append(doc)
+            size += doc_size
         if batch:
             yield batch
 
