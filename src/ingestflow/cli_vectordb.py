@@ -72,7 +72,8 @@ def create_collection_cmd(
     password: Password = None,
 ) -> None:
     """Create a collection with SPEC.md's schema and a COSINE index on `embeddings`."""
-    from ingestflow.connectors.vectordb import create_collection, mask_uri
+    from ingestflow.connectors.milvus_client import mask_uri
+    from ingestflow.connectors.vectordb_admin import create_collection
     from ingestflow.errors import IngestflowError
 
     try:
@@ -105,7 +106,7 @@ def search_cmd(
     password: Password = None,
 ) -> None:
     """Embed QUERY with the local model and print the closest elements, best first."""
-    from ingestflow.connectors import vectordb
+    from ingestflow.connectors import vectordb_admin
     from ingestflow.errors import IngestflowError
     from ingestflow.spec.catalog import LOCAL_EMBED_MODEL
 
@@ -120,7 +121,7 @@ def search_cmd(
     try:
         _check_collection(uri, collection, conn)
         vector = embed_query(query)
-        hits = vectordb.search(uri, collection, vector, k, **conn)
+        hits = vectordb_admin.search(uri, collection, vector, k, **conn)
     except IngestflowError as exc:
         raise _fail(str(exc), exc.exit_code) from None
     if not hits:
@@ -138,7 +139,7 @@ def search_cmd(
 
 def _check_collection(uri: str, collection: str, conn: dict[str, Any]) -> None:
     """Fail before loading the model when the collection is missing or not 384-dimensional."""
-    from ingestflow.connectors.vectordb import MilvusTarget, describe
+    from ingestflow.connectors.milvus_client import MilvusTarget, describe
     from ingestflow.errors import ConnectorError
 
     target = MilvusTarget.of(uri, **conn)

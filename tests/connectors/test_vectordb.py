@@ -22,14 +22,9 @@ from ingestflow.connectors.vectordb import (
     create_collection,
     search,
 )
-from ingestflow.connectors.vectordb_schema import (
-    FieldSpec,
-    RowBuilder,
-    SchemaInfo,
-    check_schema,
-    cut_utf8,
-    flatten_metadata,
-)
+from ingestflow.connectors.vectordb_rows import RowBuilder, flatten_metadata
+from ingestflow.connectors.vectordb_schema import FieldSpec, SchemaInfo, check_schema
+from ingestflow.connectors.vectordb_values import cut_utf8
 from ingestflow.elements import Document
 from ingestflow.errors import ConnectorError, DocumentError
 from ingestflow.spec.models import VectorDBConfig

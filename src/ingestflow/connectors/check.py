@@ -21,7 +21,7 @@ FAILURE = "FAILURE"
 # connector type -> (module, function) offering `check_connection(parsed_config)`
 CHECKERS: dict[str, tuple[str, str]] = {
     "wiki": ("ingestflow.connectors.wiki", "check_connection"),
-    "vectordb": ("ingestflow.connectors.vectordb", "check_connection"),
+    "vectordb": ("ingestflow.connectors.vectordb_admin", "check_connection"),
 }
 
 

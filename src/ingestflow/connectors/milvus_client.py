@@ -1,0 +1,232 @@
+"""Reaching a Milvus collection: where it lives, how to connect, and failures in plain words.
+
+`MilvusTarget` is a Milvus Lite `.db` path (anything not starting with http(s)://, tcp:// or unix:,
+ending in `.db`) or a server address (`user`/`password` become the token). It opens clients, turns
+pymilvus failures into ingestflow errors that say what failed where (secrets masked), and explains
+a Lite database locked by another process. `describe()` reads a collection's schema, naming the
+command that creates it when it is missing. pymilvus is imported only when a client is opened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import SecretStr
+
+from ingestflow.connectors.vectordb_schema import SchemaInfo
+from ingestflow.errors import ConnectorError, EnvironmentProblem, IngestflowError
+from ingestflow.spec.models import MASK, VectorDBConfig
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
+
+
+def quiet_pymilvus_logs() -> None:
+    """Silence pymilvus's ERROR log of every failed RPC (a traceback each) and Milvus Lite's own;
+    ingestflow reports each failure once, in its own words."""
+    for name in ("pymilvus.decorators", "milvus_lite"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def is_lite(uri: str) -> bool:
+    """True for a Milvus Lite file path, False for a server address."""
+    return not uri.strip().lower().startswith(SERVER_SCHEMES)
+
+
+def create_command(uri: str, collection: str, dim: int = 384, db_name: str = "") -> str:
+    """The `ingestflow vectordb create-collection` command that creates SPEC.md's minimal schema."""
+    parts = ["ingestflow", "vectordb", "create-collection", "--uri", mask_uri(uri)]
+    parts += ["--collection", collection, "--dim", str(dim)]
+    if db_name:
+        parts += ["--db-name", db_name]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def mask_uri(uri: str) -> str:
+    """`uri` with any password in its user-info part masked."""
+    return re.sub(r"(?<=://)([^/@:]*):[^/@]*@", rf"\1:{MASK}@", uri)
+
+
+@dataclass(frozen=True, repr=False)
+class MilvusTarget:
+    """Where a collection lives and how to reach it; secrets stay out of messages and reprs."""
+
+    uri: str
+    db_name: str = ""
+    user: str = ""
+    password: SecretStr | None = None
+    timeout: float | None = 60.0
+
+    @classmethod
+    def of(
+        cls,
+        uri: str,
+        db_name: str = "",
+        user: str = "",
+        password: SecretStr | str | None = None,
+        timeout: float | None = 60.0,
+    ) -> MilvusTarget:
+        """A target from plain arguments (a str password is wrapped, never kept in the clear)."""
+        secret = SecretStr(password) if isinstance(password, str) else password
+        return cls(uri, db_name, user, secret, timeout)
+
+    def __repr__(self) -> str:
+        return f"MilvusTarget({self.shown!r}, user={self.user!r}, password={MASK!r})"
+
+    @property
+    def lite(self) -> bool:
+        return is_lite(self.uri)
+
+    @property
+    def shown(self) -> str:
+        """The location as messages show it."""
+        where = (
+            f"Milvus Lite database {self.uri}" if self.lite else f"Milvus at {mask_uri(self.uri)}"
+        )
+        return where + (f" (database '{self.db_name}')" if self.db_name else "")
+
+    def _secrets(self) -> list[str]:
+        secret = self.password.get_secret_value() if self.password else ""
+        return [s for s in (f"{self.user}:{secret}" if secret else "", secret) if s]
+
+    def explain(self, exc: BaseException) -> str:
+        """The failure as one line, with any secret masked."""
+        text = str(getattr(exc, "message", "") or exc or type(exc).__name__)
+        code = getattr(exc, "code", None)
+        if isinstance(code, int) and code not in (-1, 0):
+            text += f" (code {code})"
+        for secret in self._secrets():
+            text = text.replace(secret, MASK)
+        return mask_uri(" ".join(text.split()))
+
+    @contextlib.contextmanager
+    def rpc(self, what: str, error: type[IngestflowError] = ConnectorError) -> Iterator[None]:
+        """Turn a pymilvus failure into `error`, saying what failed where."""
+        try:
+            yield
+        except IngestflowError:
+            raise
+        except Exception as exc:
+            raise error(f"vectordb: {what} failed at {self.shown}: {self.explain(exc)}") from None
+
+    def connect(self, create_dirs: bool = False) -> MilvusClient:
+        """A client; ConnectorError with the reason when it cannot open."""
+        try:
+            from pymilvus import MilvusClient
+        except ImportError as exc:  # pragma: no cover - set-up problem
+            raise EnvironmentProblem(f"the vectordb destination needs pymilvus: {exc}") from None
+        quiet_pymilvus_logs()
+        kwargs: dict[str, Any] = {"db_name": self.db_name, "timeout": self.timeout}
+        if self.lite:
+            path = Path(self.uri).expanduser()
+            if path.suffix != ".db":
+                raise ConnectorError(
+                    f"vectordb: uri {self.uri!r} is neither a server address (http(s)://host:port) "
+                    "nor a Milvus Lite file: a Milvus Lite path must end in .db"
+                )
+            if path.is_file():
+                raise ConnectorError(
+                    f"vectordb: {path} is a file; a Milvus Lite database is a folder (its .db "
+                    "path becomes a folder on first use): choose another path"
+                )
+            if create_dirs:
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise ConnectorError(
+                        f"vectordb: cannot create folder {path.parent}: {exc.strerror or exc}"
+                    ) from None
+            elif not path.parent.is_dir():
+                raise ConnectorError(f"vectordb: {self.shown}: folder {path.parent} does not exist")
+            kwargs["uri"] = str(path)
+        else:
+            secret = self.password.get_secret_value() if self.password else ""
+            kwargs["uri"] = self.uri
+            kwargs["token"] = f"{self.user}:{secret}" if self.user and secret else secret
+        try:
+            client = MilvusClient(**kwargs)
+            client.list_collections()  # checks the database and the credentials
+        except Exception as exc:
+            raise ConnectorError(self._open_failure(exc)) from None
+        return client
+
+    def _open_failure(self, exc: BaseException) -> str:
+        reason = self.explain(exc)
+        if self.lite and "Open local milvus failed" in reason and _lite_locked(Path(self.uri)):
+            return (
+                f"vectordb: {self.shown} is in use by another process (Milvus Lite: 'Open local "
+                "milvus failed', DataDirLockedError): Milvus Lite lets one process at a time open "
+                "a .db. Stop the other process (another ingestflow run, a notebook, a script), "
+                "or use a Milvus server (http(s)://host:port)"
+            )
+        return f"vectordb: cannot open {self.shown}: {reason}"
+
+
+def _lite_locked(path: Path) -> bool:
+    """True when another process holds the Lite data folder's LOCK."""
+    lock = path.expanduser() / "LOCK"
+    if not lock.is_file():
+        return False
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return True
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def target_of(config: VectorDBConfig, timeout: float | None = 60.0) -> MilvusTarget:
+    """The MilvusTarget a connector config names."""
+    return MilvusTarget(config.uri, config.db_name, config.user, config.password, timeout)
+
+
+def describe(
+    client: MilvusClient, target: MilvusTarget, collection: str, dim: int = 384
+) -> SchemaInfo:
+    """The collection's schema; ConnectorError (with the command that creates it) when missing."""
+    with target.rpc(f"looking up collection '{collection}'"):
+        exists = client.has_collection(collection)
+    if not exists:
+        raise ConnectorError(
+            f"vectordb: collection '{collection}' does not exist in {target.shown}; SPEC.md: the "
+            "collection must exist with a defined schema before anything is written to it. "
+            f"Create SPEC.md's minimal schema with:\n  "
+            f"{create_command(target.uri, collection, dim, target.db_name)}"
+        )
+    with target.rpc(f"describing collection '{collection}'"):
+        return SchemaInfo.from_describe(client.describe_collection(collection))
+
+
+def ensure_loaded(client: MilvusClient, target: MilvusTarget, collection: str) -> None:
+    """Load the collection unless it is loaded already."""
+    with target.rpc(f"loading collection '{collection}'"):
+        state = client.get_load_state(collection).get("state")
+        if getattr(state, "name", str(state)) != "Loaded":
+            client.load_collection(collection)
+
+
+def index_problems(client: MilvusClient, target: MilvusTarget, collection: str) -> list[str]:
+    """How the `embeddings` index differs from SPEC.md's (none, or not COSINE)."""
+    with target.rpc(f"reading the indexes of '{collection}'"):
+        names = client.list_indexes(collection, field_name="embeddings")
+        if not names:
+            return ["field 'embeddings' has no index; SPEC.md's schema indexes it (metric COSINE)"]
+        info = client.describe_index(collection, names[0]) or {}
+    metric = str(info.get("metric_type") or "").upper()
+    if metric and metric != "COSINE":
+        return [f"field 'embeddings' is indexed with metric {metric}; SPEC.md's metric is COSINE"]
+    return []
