@@ -168,3 +168,29 @@ def _count(db: Path) -> int:
         return int(rows[0]["count(*)"])
     finally:
         client.close()
+
+
+def test_destination_id_names_a_stored_connector(tmp_path: Path) -> None:
+    docs, conn, wf = setup(tmp_path)
+    created = runner.invoke(
+        app, ["connectors", "create", str(conn), "--workspace", str(tmp_path / "ws")]
+    )
+    assert created.exit_code == 0, created.output
+    # no --destination: the workflow's destination_id ("milvus lite") is looked up in the store
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(wf),
+            "-i",
+            str(docs),
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--workers",
+            "1",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["output_dir"] is None
+    assert _count(tmp_path / "milvus.db") > 0
