@@ -62,7 +62,11 @@ def validate(
     from ingestflow.spec.parsing import load_json_file
     from ingestflow.spec.validate import looks_like_connector, validate_connector, validate_workflow
 
-    today = date.fromisoformat(as_of) if as_of else None
+    try:
+        today = date.fromisoformat(as_of) if as_of else None
+    except ValueError:
+        typer.echo(f"✗ --as-of: not a date (YYYY-MM-DD): {as_of!r}", err=True)
+        raise typer.Exit(2) from None
     data, problems = load_json_file(file)
     warnings: list[Any] = []
     kind = "workflow"
@@ -205,9 +209,14 @@ def jobs_list(
     limit: Annotated[int, typer.Option("--limit", min=1)] = 20,
 ) -> None:
     """List jobs, newest first."""
-    from ingestflow.runner.job import Workspace
+    from ingestflow.errors import NotFound
+    from ingestflow.runner.job import open_workspace
 
-    records = Workspace(workspace).list_jobs(limit)
+    try:
+        with open_workspace(workspace) as ws:
+            records = ws.list_jobs(limit)
+    except NotFound:
+        records = []
     if as_json:
         typer.echo(json.dumps(records, indent=2, default=str))
         return
@@ -237,10 +246,11 @@ def jobs_show(
 ) -> None:
     """Show a job: status, per-node counts, each file's outcome."""
     from ingestflow.errors import NotFound
-    from ingestflow.runner.job import Workspace
+    from ingestflow.runner.job import open_workspace
 
     try:
-        record = Workspace(workspace).job_record(job_id)
+        with open_workspace(workspace) as ws:
+            record = ws.job_record(job_id)
     except NotFound as exc:
         typer.echo(f"✗ {exc}", err=True)
         raise typer.Exit(2) from None

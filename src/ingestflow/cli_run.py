@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,11 @@ class Display:
         self.progress.stop()
 
     def __call__(self, event: str, data: dict[str, Any]) -> None:
-        if event == "start":
+        if event == "stopping":
+            self.progress.console.print(
+                "stopping after the documents in progress (Ctrl-C again to stop now)"
+            )
+        elif event == "start":
             self.progress.update(self.task, description=f"job {data['job_id'][:8]}")
         elif event == "file":
             c = data["counts"]
@@ -144,7 +149,7 @@ def run_command(
                     ]
                 )
             source = LocalSource(inputs)
-            total: int | None = sum(1 for _ in source._walk()) if _all_exist(inputs) else None
+            total: int | None = source.count() if _all_exist(inputs) else None
         else:
             if inputs:
                 raise WorkflowInvalid(
@@ -158,6 +163,16 @@ def run_command(
             source = open_source(resolve_connector(source_ref, workspace, "source"))
             total = None
         if destination_ref is None:
+            if on_oversize:
+                raise WorkflowInvalid(
+                    [
+                        _problem(
+                            "--on-oversize",
+                            "--on-oversize applies to a "
+                            "vectordb destination; this run writes local files",
+                        )
+                    ]
+                )
             destination = LocalDestination(output)
             destination_key = f"local:{output.resolve()}"
             output_dir: str | None = str(output.resolve())
@@ -183,6 +198,9 @@ def run_command(
     except IngestflowError as exc:
         typer.echo(f"✗ {exc}", err=True)
         return exc.exit_code if exc.exit_code != 1 else 2
+    except (OSError, sqlite3.Error) as exc:
+        typer.echo(f"✗ {exc.__class__.__name__}: {exc} (workspace {workspace})", err=True)
+        return 3
     for warning in plan.warnings:
         typer.echo(f"! {warning}", err=True)
     if as_json:

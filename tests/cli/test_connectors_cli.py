@@ -51,3 +51,31 @@ def test_invalid_connector_is_refused(tmp_path: Path) -> None:
         app, ["connectors", "create", str(path), "--workspace", str(tmp_path / "ws")]
     )
     assert result.exit_code == 2 and "config.uri" in result.output
+
+
+def test_workspace_database_is_private_even_when_a_run_made_it(tmp_path: Path) -> None:
+    from ingestflow.runner.job import Workspace
+
+    ws = tmp_path / "ws"
+    Workspace(ws).close()  # what `run` or `jobs list` does first
+    (ws / "ingestflow.db").chmod(0o644)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(BODY))
+    assert (
+        runner.invoke(app, ["connectors", "create", str(path), "--workspace", str(ws)]).exit_code
+        == 0
+    )
+    assert (ws / "ingestflow.db").stat().st_mode & 0o777 == 0o600
+
+
+def test_wildcards_are_not_prefixes(tmp_path: Path) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(BODY))
+    runner.invoke(app, ["connectors", "create", str(path), *ws])
+    for ref in ("%", "_", ""):
+        result = runner.invoke(app, ["connectors", "delete", ref, *ws])
+        assert result.exit_code == 2, ref
+    assert len(json.loads(runner.invoke(app, ["connectors", "list", *ws]).stdout)) == 1
+    bad_role = runner.invoke(app, ["connectors", "list", "--role", "bogus", *ws])
+    assert bad_role.exit_code == 2 and "unknown role" in bad_role.output

@@ -98,3 +98,19 @@ def test_console_script_runs() -> None:
     exe = Path(sys.executable).parent / "ingestflow"
     out = subprocess.run([str(exe), "validate", str(VALID)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_malformed_connector_json_masks_the_secret_on_the_quoted_line(tmp_path: Path) -> None:
+    path = tmp_path / "milvus.json"
+    path.write_text(
+        '{"name": "m", "type": "milvus", "config": {"password": "hunter2SECRET" "uri": "./m.db"}}'
+    )
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2 and "malformed JSON" in result.output
+    assert "hunter2SECRET" not in result.output
+    assert '\\"password\\": \\"********\\"' in result.output  # the excerpt, JSON-quoted
+
+
+def test_bad_as_of_date_is_exit_two() -> None:
+    result = runner.invoke(app, ["validate", str(VALID), "--as-of", "2025-13-01"])
+    assert result.exit_code == 2 and "not a date" in result.output

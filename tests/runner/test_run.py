@@ -312,3 +312,68 @@ def test_ctrl_c_stops_the_job_and_keeps_finished_documents(tmp_path: Path, worke
     assert 3 <= len(written) < 400
     assert len([f for f in record["files"] if f["status"] == "SUCCESS"]) == len(written)
     assert not list((tmp_path / "out").glob("*.tmp"))
+
+
+def test_secrets_in_node_settings_never_reach_the_job_store(tmp_path: Path) -> None:
+    body = json.loads(json.dumps(WITH_CHUNKS))
+    body["workflow_nodes"][1]["settings"]["unstructured_api_key"] = "sk-LEAKME-123"
+    code, record = run(tmp_path, write(tmp_path, body), sample(tmp_path))
+    assert code == 0, record
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "ws").rglob("*") if p.is_file())
+    assert b"sk-LEAKME-123" not in stored
+    assert "sk-LEAKME-123" not in json.dumps(record)
+
+
+def test_a_node_id_cannot_leave_the_workspace(tmp_path: Path) -> None:
+    body = json.loads(json.dumps(PARTITION_ONLY))
+    body["workflow_nodes"][0]["id"] = "../../escaped"
+    code, output = run(tmp_path, write(tmp_path, body), sample(tmp_path), extra=("--trace",))
+    assert code == 2 and "workflow_nodes[0].id" in output
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_the_same_file_named_twice_is_processed_once(tmp_path: Path) -> None:
+    folder = sample(tmp_path)
+    code, record = run(tmp_path, write(tmp_path, PARTITION_ONLY), folder, folder / "notes.txt")
+    assert code == 0, record
+    assert sorted(f["filename"] for f in record["files"]) == ["notes.txt", "sub/page.html"]
+
+
+def test_a_symlink_out_of_the_folder_is_skipped_and_said_once(tmp_path: Path) -> None:
+    folder = sample(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("Not part of the input folder.\n")
+    (folder / "link.txt").symlink_to(outside)
+    code, record = run(tmp_path, write(tmp_path, PARTITION_ONLY), folder)
+    assert code == 0
+    assert "link.txt" not in {f["filename"] for f in record["files"]}
+    assert record["message"].count("link.txt") == 1
+
+
+def test_on_oversize_needs_a_vectordb_destination(tmp_path: Path) -> None:
+    code, output = run(
+        tmp_path,
+        write(tmp_path, PARTITION_ONLY),
+        sample(tmp_path),
+        extra=("--on-oversize", "text=drop"),
+    )
+    assert code == 2 and "--on-oversize" in output
+
+
+def test_an_unusable_workspace_is_exit_three(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    args = [
+        "run",
+        str(write(tmp_path, PARTITION_ONLY)),
+        "-i",
+        str(sample(tmp_path)),
+        "-o",
+        str(tmp_path / "out"),
+        "--workspace",
+        str(blocker / "ws"),
+        "--workers",
+        "1",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3 and "workspace" in result.output

@@ -62,7 +62,21 @@ class LocalSource(Source):
                 )
             seen[rel] = path
 
+    def count(self) -> int:
+        """How many documents `documents()` will yield (for a progress bar)."""
+        return sum(1 for _ in self._walk())
+
     def _walk(self) -> Iterator[tuple[Path, str]]:
+        self.skipped = []
+        seen: set[Path] = set()
+        for path, rel in self._walk_inputs():
+            real = path.resolve()
+            if real in seen:  # the same file named twice (a folder and a file in it, ...)
+                continue
+            seen.add(real)
+            yield path, rel
+
+    def _walk_inputs(self) -> Iterator[tuple[Path, str]]:
         for root in self.inputs:
             if root.is_file() or not root.is_dir():
                 yield root, root.name

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +69,7 @@ class JobRunner:
         self.seq = 0
         self.counts = {"SUCCESS": 0, "FAILED": 0, "SKIPPED": 0, "elements": 0}
         self.job_id = ""
+        self.stop_requested = False
 
     # --- public ---------------------------------------------------------------------------
     def precheck(self) -> None:
@@ -76,43 +80,52 @@ class JobRunner:
         self.destination.precheck(self.plan.embed_dimension)
 
     def run(self) -> dict[str, Any]:
-        """Create the job, precheck, stream every document, and return the job record."""
+        """Create the job, precheck, stream every document, and return the job record.
+
+        The first Ctrl-C stops the job cleanly between documents (STOPPED, finished documents
+        kept); a second one stops it at once."""
+        from ingestflow.spec.record import mask_secrets
+
         info = {
             "output_dir": self.opts.output_dir,
             "trace": self.opts.trace,
-            "workflow": self.plan.workflow.model_dump(mode="json"),
+            "workflow": mask_secrets(self.plan.workflow.model_dump(mode="json")),
         }
         self.job_id = self.ws.create_job(
             self.opts.workflow_id, self.plan.workflow.name, self.opts.job_type, self.stats, info
         )
         started = time.perf_counter()
-        try:
-            self.precheck()
-        except IngestflowError as exc:
-            self.ws.update_job(
-                self.job_id,
-                status="FAILED",
-                processing_status="FAILED",
-                runtime_s=time.perf_counter() - started,
-                message=str(exc),
-            )
-            raise
-        self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
-        self.progress("start", {"job_id": self.job_id, "workers": self.opts.worker_count()})
         status, message = "COMPLETED", None
         try:
-            self._stream()
-        except KeyboardInterrupt:
-            status, message = "STOPPED", "stopped by the user; finished documents were kept"
+            try:
+                self.precheck()
+            except IngestflowError as exc:
+                self._finish("FAILED", "FAILED", started, str(exc))
+                raise
+            self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
+            self.progress("start", {"job_id": self.job_id, "workers": self.opts.worker_count()})
+            with self._graceful_stop():
+                try:
+                    self._stream()
+                except KeyboardInterrupt:
+                    status, message = "STOPPED", "stopped by the user; finished documents were kept"
+                except Exception as exc:
+                    self._finish(
+                        "FAILED", "FAILED", started, f"the run stopped: {worker.reason(exc)}"
+                    )
+                    raise
         finally:
-            self.destination.close()
-            self.source.close()
+            _close_quietly(self.destination, self.source)
         notes = [*getattr(self.source, "warnings", []), *getattr(self.source, "skipped", [])]
         if notes:
             message = "; ".join(filter(None, [message, *notes]))
         processing = self._processing_status(status)
         if status == "COMPLETED" and processing == "FAILED":
             status = "FAILED"
+        self._finish(status, processing, started, message)
+        return self.ws.job_record(self.job_id)
+
+    def _finish(self, status: str, processing: str, started: float, message: str | None) -> None:
         self.ws.update_job(
             self.job_id,
             status=status,
@@ -121,7 +134,29 @@ class JobRunner:
             message=message,
             nodes=self.stats,
         )
-        return self.ws.job_record(self.job_id)
+
+    @contextmanager
+    def _graceful_stop(self) -> Iterator[None]:
+        """First SIGINT: ask the stream to stop at its next check point; second: stop now."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, frame: Any) -> None:
+            if self.stop_requested:
+                raise KeyboardInterrupt
+            self.stop_requested = True
+            self.progress("stopping", {})
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _check_stop(self) -> None:
+        if self.stop_requested:
+            raise KeyboardInterrupt
 
     # --- streaming ------------------------------------------------------------------------
     def _documents(self) -> Iterator[Document]:
@@ -190,8 +225,10 @@ class JobRunner:
             worker.init_worker(self.plan, in_process=True)
             try:
                 for batch in self._batches():
+                    self._check_stop()
                     self._submitted(batch)
                     self._collect(worker.process_batch(batch, self.opts.trace))
+                    self._check_stop()
             finally:
                 worker.close_worker()
             return
@@ -204,13 +241,14 @@ class JobRunner:
         limit = workers * 2  # bounded in-flight work: memory does not grow with the corpus
         try:
             for batch in self._batches():
+                self._check_stop()
                 while len(pending) >= limit:
                     pool = self._drain(pool, pending, plan, workers, threads)
                 self._submitted(batch)
                 pending[pool.submit(worker.process_batch, batch, self.opts.trace)] = batch
             while pending:
                 pool = self._drain(pool, pending, plan, workers, threads)
-        except KeyboardInterrupt:
+        except BaseException:
             _terminate(pool)
             raise
         pool.shutdown(wait=True)
@@ -224,7 +262,10 @@ class JobRunner:
     def _drain(
         self, pool: ProcessPoolExecutor, pending: dict, plan: Plan, workers: int, threads: int
     ) -> ProcessPoolExecutor:
-        done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+        done: set = set()
+        while not done:  # wake up now and then to honour a stop request
+            self._check_stop()
+            done, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
         broken: list[list[Document]] = []
         for future in done:
             batch = pending.pop(future)
@@ -249,7 +290,7 @@ class JobRunner:
                             doc,
                             ok=False,
                             error="the worker process crashed on this document",
-                            failed_node="?",
+                            failed_node=self.stats[0].node_id,
                         )
                     ]
                 )
@@ -326,6 +367,15 @@ class JobRunner:
             return "SUCCESS"
         # The service counts 90-99% processed as finished with errors, below 90% as failed.
         return "COMPLETED_WITH_ERRORS" if done / (done + failed) >= 0.9 else "FAILED"
+
+
+def _close_quietly(*connectors: Source | Destination) -> None:
+    """Close every connector, even when one of them fails to close."""
+    for connector in connectors:
+        try:
+            connector.close()
+        except Exception:  # closing must not hide the run's own outcome
+            continue
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:

@@ -8,8 +8,11 @@ Layout of a workspace (`./.ingestflow` by default):
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,15 +87,52 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)
 
 
+def connect_db(root: Path, create: bool = True) -> sqlite3.Connection:
+    """The workspace database, readable by its owner only (it holds connector secrets).
+
+    With `create` false a missing workspace is NotFound instead of being made."""
+    root = Path(root)
+    path = root / "ingestflow.db"
+    if not path.exists():
+        if not create:
+            raise NotFound(f"no workspace at {root} (no job has run there yet)")
+        root.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    return db
+
+
+def by_prefix(db: sqlite3.Connection, table: str, ref: str, name_column: str | None = None) -> list:
+    """Rows whose id is `ref` or starts with it (or whose name is `ref`); no LIKE wildcards."""
+    if not ref:
+        return []
+    name_clause = f" OR {name_column} = ?" if name_column else ""
+    args = (ref, len(ref), ref, *((ref,) if name_column else ()))
+    return db.execute(
+        f"SELECT * FROM {table} WHERE id = ? OR substr(id, 1, ?) = ?{name_clause}", args
+    ).fetchall()
+
+
+@contextmanager
+def open_workspace(root: Path, create: bool = False) -> Iterator[Workspace]:
+    """A Workspace for a few queries, closed afterwards; NotFound when it does not exist."""
+    ws = Workspace(root, create)
+    try:
+        yield ws
+    finally:
+        ws.close()
+
+
 class Workspace:
     """The job store: one SQLite file plus a folder of per-node outputs."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, create: bool = True) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.root / "ingestflow.db", timeout=30, isolation_level=None)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db = connect_db(self.root, create)
         self.db.executescript(_SCHEMA)
 
     def close(self) -> None:
@@ -171,9 +211,7 @@ class Workspace:
 
     def job_row(self, job_id: str) -> sqlite3.Row:
         """The job's row; NotFound when there is none (a unique id prefix is accepted)."""
-        rows = self.db.execute(
-            "SELECT * FROM jobs WHERE id = ? OR id LIKE ?", (job_id, f"{job_id}%")
-        ).fetchall()
+        rows = by_prefix(self.db, "jobs", job_id)
         if len(rows) != 1:
             hint = "ambiguous id prefix" if rows else "`ingestflow jobs list` shows the jobs"
             raise NotFound(f"job {job_id!r} not found in {self.root} ({hint})")
@@ -261,8 +299,11 @@ class Workspace:
 
     # --- per-node outputs -----------------------------------------------------------------
     def node_output_path(self, job_id: str, node_id: str, file_id: str) -> Path:
-        """Where a node's output for one file is kept."""
-        return self.root / "jobs" / job_id / "nodes" / node_id / f"{file_id}.json"
+        """Where a node's output for one file is kept (never outside the workspace)."""
+        path = self.root / "jobs" / job_id / "nodes" / node_id / f"{file_id}.json"
+        if not path.resolve().is_relative_to(self.root.resolve()):
+            raise ValueError(f"node id {node_id!r} would leave the workspace")
+        return path
 
     def save_node_output(
         self, job_id: str, node_id: str, file_id: str, elements: list[dict[str, Any]]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -15,6 +14,7 @@ from ingestflow.spec.catalog import catalog
 from ingestflow.spec.models import WorkflowCreate
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.registry import NodeKind, stage_class
+from ingestflow.spec.rules import node_key
 from ingestflow.spec.validate import CheckedWorkflow, validate_workflow
 from ingestflow.stages.base import RunContext, Stage
 
@@ -62,11 +62,6 @@ class Plan:
         ]
 
 
-def slug(text: str) -> str:
-    """A file-name-safe id from a node name."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "node"
-
-
 def expand_template(data: Any) -> Any:
     """A template workflow's body with the template's nodes, as a custom workflow to run."""
     if not isinstance(data, dict) or str(data.get("workflow_type", "")).lower() != "template":
@@ -103,7 +98,7 @@ def plan_from_checked(
     nodes: list[PlannedNode] = []
     for parsed in checked.nodes:
         assert parsed.kind is not None and parsed.settings is not None
-        node_id = parsed.node.id or slug(parsed.node.name)
+        node_id = node_key(parsed.node)
         nodes.append(
             PlannedNode(
                 node_id, parsed.node.name, parsed.type, parsed.subtype, parsed.settings, parsed.kind

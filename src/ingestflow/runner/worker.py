@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingestflow.elements import Document
-from ingestflow.errors import IngestflowError
+from ingestflow.errors import EnvironmentProblem, IngestflowError
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Stage
 
 _STAGES: list[tuple[str, Stage]] | None = None
+_OPEN_ERROR: EnvironmentProblem | None = None
 
 
 @dataclass
@@ -37,9 +38,17 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if torch_threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
+    global _OPEN_ERROR
     stages = plan.stages()
-    for stage in stages:
-        stage.open()
+    try:
+        for stage in stages:
+            stage.open()
+    except Exception as exc:
+        problem = EnvironmentProblem(f"{stage.name}: could not load what it needs: {reason(exc)}")
+        if in_process:
+            raise problem from exc
+        _OPEN_ERROR = problem  # raised by every task, so the parent stops the run once
+        return
     _STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
 
 
@@ -64,6 +73,8 @@ def reason(exc: BaseException) -> str:
 
 def process_batch(docs: list[Document], trace: bool) -> list[DocResult]:
     """Run every stage over a batch: per document, or across the batch for batched stages."""
+    if _OPEN_ERROR is not None:
+        raise _OPEN_ERROR
     assert _STAGES is not None, "init_worker() was not called in this process"
     results = [DocResult(doc) for doc in docs]
     started = {id(r): time.perf_counter() for r in results}

@@ -7,15 +7,15 @@ needs them; every record that leaves this module has its secrets masked.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import NotFound, WorkflowInvalid
-from ingestflow.runner.job import now
+from ingestflow.runner.job import by_prefix, connect_db, now
 from ingestflow.spec.parsing import load_json_file
+from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
 from ingestflow.spec.validate import CheckedConnector, validate_connector
 
@@ -32,14 +32,7 @@ class ConnectorStore:
     """Create, read, update and delete connectors in a workspace."""
 
     def __init__(self, workspace: Path) -> None:
-        root = Path(workspace)
-        root.mkdir(parents=True, exist_ok=True)
-        path = root / "ingestflow.db"
-        fresh = not path.exists()
-        self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
-        if fresh:
-            os.chmod(path, 0o600)
-        self.db.row_factory = sqlite3.Row
+        self.db = connect_db(Path(workspace))
         self.db.executescript(_SCHEMA)
 
     def close(self) -> None:
@@ -65,8 +58,6 @@ class ConnectorStore:
                 ),
             )
         except sqlite3.IntegrityError:
-            from ingestflow.spec.problems import Problem
-
             raise WorkflowInvalid(
                 [
                     Problem(
@@ -82,10 +73,7 @@ class ConnectorStore:
 
     def row(self, ref: str) -> sqlite3.Row:
         """A connector by id, unique id prefix, or name; NotFound otherwise."""
-        rows = self.db.execute(
-            "SELECT * FROM connectors WHERE id = ? OR name = ? OR id LIKE ?",
-            (ref, ref, f"{ref}%"),
-        ).fetchall()
+        rows = by_prefix(self.db, "connectors", ref, name_column="name")
         if len(rows) != 1:
             raise NotFound(
                 f"connector {ref!r} not found"
@@ -117,7 +105,12 @@ class ConnectorStore:
         return record
 
     def list(self, role: str | None = None) -> list[dict[str, Any]]:
-        """Records of every connector, or of one role."""
+        """Records of every connector, or of one role (`source` or `destination`)."""
+        if role not in (None, "source", "destination"):
+            raise WorkflowInvalid(
+                [Problem("--role", "unknown role", found=role, allowed=["source", "destination"])],
+                what="request",
+            )
         rows = self.db.execute(
             "SELECT id FROM connectors WHERE ? IS NULL OR role = ? ORDER BY created_at",
             (role, role),

@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import NotFound
-from ingestflow.runner.job import Workspace
+from ingestflow.runner.job import open_workspace
 
 
 def download(workspace: Path, job_id: str, file: str, node: str | None) -> list[dict[str, Any]]:
     """The elements of one file after one node (no node: the last node's, i.e. the output)."""
-    ws = Workspace(workspace)
-    try:
+    with open_workspace(workspace) as ws:
         record = ws.job_record(job_id)
         matches = [
             f for f in record["files"] if f["file_id"].startswith(file) or f["filename"] == file
@@ -49,5 +48,3 @@ def download(workspace: Path, job_id: str, file: str, node: str | None) -> list[
                 "workflow with --trace to keep every node's output"
             )
         return json.loads(path.read_text(encoding="utf-8"))
-    finally:
-        ws.close()

@@ -54,9 +54,16 @@ def load_json_text(text: str) -> tuple[Any, list[Problem]]:
         ]
 
 
+_SECRET_VALUE = re.compile(
+    r'("(?:password|token|api_key|provider_api_key|unstructured_api_key)"\s*:\s*)"[^"]*"?'
+)
+
+
 def _line_excerpt(text: str, lineno: int) -> str:
+    """The offending line, cut short, with any secret value on it masked."""
     lines = text.splitlines()
-    return lines[lineno - 1].strip()[:120] if 0 < lineno <= len(lines) else ""
+    line = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+    return _SECRET_VALUE.sub(rf'\1"{MASK}"', line)[:120]
 
 
 def parse_model(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -19,6 +20,7 @@ from ingestflow.spec.problems import Problem
 from ingestflow.spec.registry import NodeKind
 
 OPERATIONAL_TYPES = ("custom", "template")
+NODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 RETIRED_TYPES = ("advanced", "basic", "platinum")
 NER_MARKERS = ("[START OF TEXT]", "{{text}}", "[END OF TEXT]")
 
@@ -63,6 +65,11 @@ class RuleContext:
 Rule = Callable[[WorkflowCreate, Sequence[ParsedNode], RuleContext], Iterable[Problem]]
 
 
+def node_key(node: WorkflowNode) -> str:
+    """The node's id in job records and node-output folders: its id, or a slug of its name."""
+    return node.id or re.sub(r"[^a-z0-9]+", "-", node.name.lower()).strip("-") or "node"
+
+
 def _first(nodes: Sequence[ParsedNode], type_: str) -> ParsedNode | None:
     return next((n for n in nodes if n.type == type_), None)
 
@@ -76,6 +83,28 @@ def names(wf: WorkflowCreate, nodes: Sequence[ParsedNode], ctx: RuleContext) -> 
             found=wf.name,
             hint="give the workflow a unique name",
         )
+    keys: dict[str, ParsedNode] = {}
+    for node in nodes:
+        given = node.node.id
+        if given is not None and not NODE_ID.fullmatch(given):
+            yield Problem(
+                f"{node.path}.id",
+                "a node id may hold only letters, digits, `_`, `-` and `.`, and must start "
+                "with a letter or digit",
+                found=given,
+                hint="node ids name folders of kept node outputs",
+            )
+            continue
+        key = node_key(node.node)
+        earlier = keys.setdefault(key, node)
+        # the same name twice is reported once, by the name rule below
+        if earlier is not node and (given or earlier.node.name != node.node.name):
+            yield Problem(
+                f"{node.path}.{'id' if given else 'name'}",
+                f"node id `{key}` is already used by {earlier.path}",
+                found=given or node.node.name,
+                hint="node ids (given, or made from the name) must be unique",
+            )
     seen: dict[str, str] = {}
     for node in nodes:
         name = node.node.name
