@@ -26,7 +26,9 @@ def print_problems(exc: WorkflowInvalid, path: Path) -> None:
     """Problems in the same form `validate` prints them."""
     from ingestflow.cli import _echo_problems
 
-    typer.echo(f"✗ {path}: {exc.args[0].splitlines()[0]}", err=True)
+    headline = exc.args[0].splitlines()[0]
+    where = f"{path}: " if headline.startswith(("workflow", "template")) else ""
+    typer.echo(f"✗ {where}{headline}", err=True)
     _echo_problems("✗", exc.problems, err=True)
 
 
