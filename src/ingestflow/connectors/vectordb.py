@@ -37,6 +37,7 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ingestflow.batching import bounded_batches
 from ingestflow.connectors.base import Destination
 from ingestflow.connectors.milvus_client import (
     SERVER_SCHEMES,
@@ -249,16 +250,7 @@ class VectorDBDestination(Destination):
         return f"{label}: the write failed ({reason}); the record's earlier rows were kept"
 
     def _batches(self, pairs: list[tuple[dict[str, Any], int]]) -> Iterator[list[dict[str, Any]]]:
-        batch: list[dict[str, Any]] = []
-        chars = 0
-        for row, size in pairs:
-            if batch and (len(batch) >= self.batch_size or chars + size > MAX_BATCH_CHARS):
-                yield batch
-                batch, chars = [], 0
-            batch.append(row)
-            chars += size
-        if batch:
-            yield batch
+        return bounded_batches(pairs, self.batch_size, MAX_BATCH_CHARS)
 
     def _insert(self, rows: list[dict[str, Any]]) -> None:
         assert self._client is not None

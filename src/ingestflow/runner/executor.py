@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ingestflow.batching import bounded_batches
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
@@ -191,19 +192,8 @@ class JobRunner:
         yield from self._group(window)
 
     def _group(self, window: list[Document]) -> Iterator[list[Document]]:
-        batch: list[Document] = []
-        size = 0
-        for doc in sorted(window, key=_size, reverse=True):
-            doc_size = _size(doc)
-            if batch and (
-                len(batch) >= self.opts.batch_docs or size + doc_size > self.opts.batch_bytes
-            ):
-                yield batch
-                batch, size = [], 0
-            batch.append(doc)
-            size += doc_size
-        if batch:
-            yield batch
+        sized = sorted(((doc, _size(doc)) for doc in window), key=lambda p: p[1], reverse=True)
+        return bounded_batches(sized, self.opts.batch_docs, self.opts.batch_bytes)
 
     def _unchanged(self, doc: Document) -> bool:
         try:
