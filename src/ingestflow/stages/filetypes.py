@@ -93,8 +93,9 @@ def libmagic_mime(path: Path) -> str:
     return str(magic.from_file(str(path), mime=True))
 
 
-def classify(path: Path, name: str | None, encoding: str) -> FileType:
-    """Detect the type from the content (libmagic) and name, and reject what Fast cannot read."""
+def classify(path: Path, name: str | None, encoding: str, images: bool = False) -> FileType:
+    """Detect the type from the content (libmagic) and name, and reject what cannot be read:
+    images only when `images` (High Res reads them; Fast does not)."""
     from unstructured.file_utils.filetype import detect_filetype
     from unstructured.file_utils.model import FileType
 
@@ -118,7 +119,7 @@ def classify(path: Path, name: str | None, encoding: str) -> FileType:
             f"binary content: the file is typed {file_type.name} by its name "
             f"({extension or 'no extension'}) but its bytes are not text ({mime})"
         )
-    if file_type.partitioner_shortname == "image":
+    if file_type.partitioner_shortname == "image" and not images:
         raise DocumentError(f"{NEEDS_OCR} (the file is an image, {file_type.mime_type})")
     if file_type.partitioner_shortname == "audio":
         raise DocumentError(f"audio is not partitioned by ingestflow ({file_type.mime_type})")

@@ -53,7 +53,7 @@ from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, Wor
 from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
-from ingestflow.stages import filetypes
+from ingestflow.stages import filetypes, hires
 from ingestflow.stages.base import RunContext, Stage
 from ingestflow.stages.ids import stable_id
 
@@ -83,12 +83,6 @@ class UnstructuredPartitionStage(Stage):
 
     def precheck(self) -> None:
         """Stop before the run on a strategy, encoding or package the machine cannot serve."""
-        if self.settings.strategy == "hi_res":
-            raise EnvironmentProblem(
-                f"partition node {self.name!r}: strategy hi_res is not available offline yet "
-                "(its layout model is not built); use strategy fast for documents with a text "
-                "layer"
-            )
         try:
             codecs.lookup(self.settings.encoding)
         except LookupError:
@@ -123,6 +117,8 @@ class UnstructuredPartitionStage(Stage):
             raise EnvironmentProblem(
                 f"partition node {self.name!r} needs {', '.join(missing)}; run scripts/setup.sh"
             )
+        if self.settings.strategy == "hi_res":
+            hires.check_environment(self.name, list(self.settings.ocr_languages))
 
     def open(self) -> None:
         """Import the library once per process, offline, and load its spaCy model."""
@@ -135,6 +131,8 @@ class UnstructuredPartitionStage(Stage):
             from unstructured.partition.auto import partition
 
             _get_nlp()  # load the model now: the first document should not pay for it
+            if self.settings.strategy == "hi_res":
+                hires.load_layout_model()
         except (ImportError, OSError, RuntimeError) as exc:
             raise EnvironmentProblem(
                 f"partition node {self.name!r}: the document library does not load offline "
@@ -160,14 +158,21 @@ class UnstructuredPartitionStage(Stage):
 
     # --- one file (the document, or one of its attachments) -------------------------------------
     def _partition_file(
-        self, path: Path, name: str | None, is_temp: bool, last_modified: str | None = None
+        self,
+        path: Path,
+        name: str | None,
+        is_temp: bool,
+        last_modified: str | None = None,
+        first_page: int = 1,
     ) -> tuple[list[Element], list[str]]:
-        """Elements (as dicts) and warnings of one file; DocumentError when Fast cannot read it."""
+        """Elements (as dicts) and warnings of one file (its pages numbered from `first_page`);
+        DocumentError when the strategy cannot read it."""
         if path.stat().st_size == 0:
             raise DocumentError("empty file (0 bytes)")
         st = self.settings
+        hi_res = st.strategy == "hi_res"
         try:
-            file_type = filetypes.classify(path, name, st.encoding)
+            file_type = filetypes.classify(path, name, st.encoding, images=hi_res)
         except DocumentError:
             raise
         except Exception as exc:  # detection itself broke on these bytes
@@ -186,11 +191,19 @@ class UnstructuredPartitionStage(Stage):
             kwargs["extract_image_block_to_payload"] = True
         if last_modified:
             kwargs["metadata_last_modified"] = last_modified
+        if first_page != 1:
+            kwargs["starting_page_number"] = first_page
         if file_type.name in _EMAIL_TYPES:
             kwargs["process_attachments"] = False  # attachments follow, by this stage's rules
+        paged = file_type.name == "PDF" or file_type.partitioner_shortname == "image"
         temp_time = _mtime(path) if is_temp and not last_modified else None
         try:
-            found = self._partition(**kwargs)
+            if hi_res and paged:
+                found = self._hi_res(path, file_type, kwargs)
+            else:
+                found = self._partition(**kwargs)
+        except DocumentError:
+            raise
         except Exception as exc:  # the library raises many types; each becomes one line
             raise DocumentError(_library_failure(exc, file_type, st.encoding)) from exc
         elements = [element.to_dict() for element in found]
@@ -199,13 +212,34 @@ class UnstructuredPartitionStage(Stage):
         if file_type.name == "PDF":
             if not _has_text(elements):  # page breaks alone are what a broken PDF may give
                 raise DocumentError(filetypes.pdf_zero_element_reason(path))
-            warnings.extend(_blank_page_warning(path, elements))
-            if st.extract_image_block_types:
-                warnings.append(_NO_PDF_IMAGE_BLOCKS)
+            if not hi_res:
+                warnings.extend(_blank_page_warning(path, elements))
+                if st.extract_image_block_types:
+                    warnings.append(_NO_PDF_IMAGE_BLOCKS)
         if file_type.name in _EMAIL_TYPES:
             sent = elements[0]["metadata"].get("last_modified") if elements else None
             elements.extend(self._attachments(path, file_type, name, sent, warnings))
         return elements, warnings
+
+    def _hi_res(self, path: Path, file_type: FileType, kwargs: dict[str, Any]) -> list[Any]:
+        """The library's hi_res on the offline layout model (module `hires`)."""
+        st = self.settings
+        is_image = file_type.partitioner_shortname == "image"
+        kwargs.update(
+            strategy="hi_res",
+            hi_res_model_name=hires.layout_model.LAYOUT_MODEL_NAME,
+            languages=list(st.ocr_languages),
+            infer_table_structure=False,  # ingestflow's own table structure, in the hooks
+            pdf_image_dpi=hires.DPI,
+        )
+        if st.extract_image_block_types:
+            kwargs["extract_image_block_types"] = list(st.extract_image_block_types)
+            kwargs["extract_image_block_to_payload"] = True
+        if not is_image:
+            hires.text_layer_chars(path)  # a PDF pdfium cannot open fails here, in one line
+        tables = st.infer_table_structure or st.pdf_infer_table_structure
+        with hires.hooks(path, is_image, tables, list(st.ocr_languages)):
+            return list(self._partition(**kwargs))
 
     def _attachments(
         self,

