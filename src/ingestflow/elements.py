@@ -32,6 +32,8 @@ class Document:
     parent_id: str | None = None
     elements: list[Element] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Figures a stage reports about the document (e.g. `pages_by_strategy` from Auto).
+    stats: dict[str, Any] = field(default_factory=dict)
     # Set by a source that listed the document but could not read it: the runner records the
     # document as failed with this reason and never sends it to a stage.
     error: str | None = None

@@ -29,7 +29,8 @@ from ingestflow.errors import DocumentError, EnvironmentProblem, WorkflowInvalid
 from ingestflow.offline import OFFLINE_ENV, SPACY_MODEL
 from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.partition import UnstructuredPartitionStage, VLMPartitionStage
+from ingestflow.stages.auto import VLMPartitionStage
+from ingestflow.stages.partition import UnstructuredPartitionStage
 from tests.conftest import CORPUS, FIXTURES
 
 DOCS = FIXTURES / "docs"
@@ -731,15 +732,6 @@ def test_corpus_conformance_with_the_library(make: Make, corpus: Path, options: 
 
 
 # --- strategies that are not available offline ----------------------------------------------------
-def test_hi_res_stops_at_precheck_and_at_open():
-    st = UnstructuredPartitionSettings(strategy="hi_res")
-    stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
-    with pytest.raises(EnvironmentProblem, match="strategy hi_res is not available offline yet"):
-        stage.precheck()
-    with pytest.raises(EnvironmentProblem, match="strategy hi_res is not available offline yet"):
-        stage.open()
-
-
 def test_an_unknown_encoding_is_invalid_at_precheck():
     st = UnstructuredPartitionSettings(strategy="fast", encoding="klingon-8")
     stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
@@ -747,11 +739,10 @@ def test_an_unknown_encoding_is_invalid_at_precheck():
         stage.precheck()
 
 
-@pytest.mark.parametrize(("dynamic", "strategy"), [(True, "Auto"), (False, "VLM")])
-def test_vlm_and_auto_need_a_model_server(dynamic: bool, strategy: str):
-    st = VLMPartitionSettings(is_dynamic=dynamic, allow_fast=True)
+def test_vlm_needs_a_model_server():
+    st = VLMPartitionSettings(is_dynamic=False, allow_fast=True)
     stage = VLMPartitionStage("Partitioner", "vlm", st, RunContext())
-    with pytest.raises(EnvironmentProblem, match=rf"the {strategy} strategy needs a model server"):
+    with pytest.raises(EnvironmentProblem, match=r"the VLM strategy needs a model server"):
         stage.precheck()
     served = RunContext(endpoints={st.provider: "http://127.0.0.1:9/v1"})
     stage = VLMPartitionStage("Partitioner", "vlm", st, served)

@@ -71,12 +71,14 @@ class JobRunner:
         self.counts = {"SUCCESS": 0, "FAILED": 0, "SKIPPED": 0, "elements": 0}
         self.job_id = ""
         self.stop_requested = False
+        self.notes: list[str] = []  # what stages say about the whole job (at precheck)
 
     # --- public ---------------------------------------------------------------------------
     def precheck(self) -> None:
         """Check every stage, the source and the destination before any document moves."""
         for stage in self.plan.stages():
             stage.precheck()
+            self.notes.extend(getattr(stage, "job_notes", []))
         self.source.precheck()
         self.destination.precheck(self.plan.embed_dimension)
 
@@ -117,7 +119,11 @@ class JobRunner:
                     raise
         finally:
             _close_quietly(self.destination, self.source)
-        notes = [*getattr(self.source, "warnings", []), *getattr(self.source, "skipped", [])]
+        notes = [
+            *self.notes,
+            *getattr(self.source, "warnings", []),
+            *getattr(self.source, "skipped", []),
+        ]
         if notes:
             message = "; ".join(filter(None, [message, *notes]))
         processing = self._processing_status(status)
@@ -307,6 +313,10 @@ class JobRunner:
                     error = f"destination: {worker.reason(exc)}"
             ok = error is None
             self._count_nodes(r, ok)
+            if ok:
+                pages = self.stats[0].pages_by_strategy
+                for strategy, count in doc.stats.get("pages_by_strategy", {}).items():
+                    pages[strategy] = pages.get(strategy, 0) + count
             if self.opts.trace:
                 for node_id, elements in r.node_outputs.items():
                     self.ws.save_node_output(self.job_id, node_id, doc.id, elements)

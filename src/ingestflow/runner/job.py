@@ -68,6 +68,8 @@ class NodeStats:
     in_progress: int = 0
     success: int = 0
     failure: int = 0
+    # Pages per partition strategy (Auto): {"fast": n, "hi_res": n}
+    pages_by_strategy: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JobDetails' node_stats entry."""
@@ -85,6 +87,12 @@ class FileResult:
     elements: int = 0
     output: str | None = None
     warnings: list[str] = field(default_factory=list)
+
+
+def _pages(node: dict[str, Any]) -> dict[str, Any]:
+    """The node's pages per strategy, when it counted any (Auto)."""
+    pages = node.get("pages_by_strategy")
+    return {"pages_by_strategy": pages} if pages else {}
 
 
 def connect_db(root: Path, create: bool = True) -> sqlite3.Connection:
@@ -283,6 +291,11 @@ class Workspace:
                         "failure",
                     )
                 }
+                | (
+                    {"pages_by_strategy": n["pages_by_strategy"]}
+                    if n.get("pages_by_strategy")
+                    else {}
+                )
                 for n in nodes
             ],
             "failed_files": [

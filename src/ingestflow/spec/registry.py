@@ -58,9 +58,7 @@ register(
     s.UnstructuredPartitionSettings,
     "ingestflow.stages.partition:UnstructuredPartitionStage",
 )
-register(
-    "partition", "vlm", s.VLMPartitionSettings, "ingestflow.stages.partition:VLMPartitionStage"
-)
+register("partition", "vlm", s.VLMPartitionSettings, "ingestflow.stages.auto:VLMPartitionStage")
 
 _PROMPTER_SETTINGS: dict[str, type[s.Settings]] = {"ner": s.NERSettings}
 for _subtype, _task in ENRICHMENT_SUBTYPES.items():

@@ -33,8 +33,9 @@
   rules and one that cannot be read (an image under Fast, an unknown type) is skipped with one line
   in `doc.warnings` instead of failing the message.
 
-`VLMPartitionStage` (subtype `vlm`, the Auto and VLM strategies) needs a model server, and
-`strategy: hi_res` needs an offline layout model: both stop at precheck until they are built.
+`strategy: hi_res` runs the library's hi_res pipeline on an offline layout model (module `hires`)
+for PDFs and images; other formats are read by their own partitioner, as under Fast. The Auto and
+VLM strategies (subtype `vlm`) live in `auto.py`.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, WorkflowInvalid
 from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
-from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
+from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages import filetypes, hires
 from ingestflow.stages.base import RunContext, Stage
 from ingestflow.stages.ids import stable_id
@@ -67,7 +68,7 @@ _NO_PDF_IMAGE_BLOCKS = (
 
 
 class UnstructuredPartitionStage(Stage):
-    """Partitions one document with the Fast strategy (High Res is not available offline yet)."""
+    """Partitions one document with the Fast or the High Res strategy."""
 
     settings: UnstructuredPartitionSettings
 
@@ -289,36 +290,6 @@ class UnstructuredPartitionStage(Stage):
         if not st.unique_element_ids:
             _dedupe_ids(kept)
         return kept
-
-
-class VLMPartitionStage(Stage):
-    """The Auto and VLM strategies: they need a vision-language model server."""
-
-    settings: VLMPartitionSettings
-
-    def precheck(self) -> None:
-        """Always stops the run: no model server is wired in yet, and nothing is faked offline."""
-        strategy = "Auto" if self.settings.is_auto else "VLM"
-        provider = self.settings.provider
-        if not self.context.endpoints.get(provider):
-            raise EnvironmentProblem(
-                f"partition node {self.name!r}: the {strategy} strategy needs a model server "
-                f"endpoint for provider {provider!r} and none is configured; offline, use the "
-                "Fast strategy (subtype unstructured_api, strategy fast)"
-            )
-        raise EnvironmentProblem(
-            f"partition node {self.name!r}: the {strategy} strategy through a model server is "
-            "not built yet; use the Fast strategy (subtype unstructured_api, strategy fast)"
-        )
-
-    def open(self) -> None:
-        """Refuse, as precheck does."""
-        self.precheck()
-
-    def process(self, doc: Document) -> Document:
-        """Never reached: precheck stops the run."""
-        self.precheck()
-        return doc
 
 
 # --- helpers ------------------------------------------------------------------------------------
