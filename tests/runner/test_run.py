@@ -377,3 +377,33 @@ def test_an_unusable_workspace_is_exit_three(tmp_path: Path) -> None:
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 3 and "workspace" in result.output
+
+
+@pytest.mark.slow
+def test_auto_run_counts_pages_per_strategy_and_says_vlm_was_unavailable(tmp_path: Path) -> None:
+    from tests.stages.test_hires import draw_page
+
+    folder = sample(tmp_path)
+    draw_page().save(folder / "scan.pdf", resolution=200.0)
+    auto = {
+        "name": "auto",
+        "workflow_type": "custom",
+        "workflow_nodes": [
+            {
+                "name": "Partitioner",
+                "type": "partition",
+                "subtype": "vlm",
+                "settings": {"is_dynamic": True, "allow_fast": True},
+            }
+        ],
+    }
+    code, record = run(tmp_path, write(tmp_path, auto), folder)
+    assert code == 0, record
+    assert "VLM was unavailable" in record["message"]
+    (stat,) = record["node_stats"]
+    assert stat["pages_by_strategy"] == {"hi_res": 1}
+    out = tmp_path / "out"
+    scan = json.loads((out / "scan.pdf.json").read_text())
+    assert {e["metadata"]["partition_strategy"] for e in scan} == {"hi_res"}
+    notes = json.loads((out / "notes.txt.json").read_text())
+    assert {e["metadata"]["partition_strategy"] for e in notes} == {"fast"}
