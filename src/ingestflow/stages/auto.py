@@ -18,17 +18,18 @@ The VLM strategy (`is_dynamic: false`) needs a model server and stops the run at
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ingestflow.elements import Document, Element
-from ingestflow.errors import DocumentError, EnvironmentProblem, StageError
+from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
 from ingestflow.stages import filetypes, hires
 from ingestflow.stages.base import RunContext, Stage
-from ingestflow.stages.partition import UnstructuredPartitionStage, _has_text, _materialise
+from ingestflow.stages.partition import UnstructuredPartitionStage, read_document
 
 #: A page with fewer text-layer characters than this has no usable text layer.
 MIN_TEXT_CHARS = 40
@@ -112,16 +113,15 @@ class VLMPartitionStage(Stage):
     def process(self, doc: Document) -> Document:
         """Partition `doc` page by page; StageError when it cannot be read."""
         self.open()
-        assert self._fast is not None and self._hi_res is not None
-        try:
-            with _materialise(doc) as (path, is_temp):
-                elements, warnings, pages = self._partition(path, doc.filename, is_temp)
-        except StageError:
-            raise
-        except DocumentError as exc:
-            raise StageError(self.name, doc.filename, str(exc)) from None
-        if not _has_text(elements):
-            warnings.append("no text: the document yielded no element with text")
+        assert self._fast is not None
+        pages: dict[str, int] = {}
+
+        def read(path: Path, name: str, is_temp: bool) -> tuple[list[Element], list[str]]:
+            elements, warnings, counts = self._partition(path, name, is_temp)
+            pages.update(counts)
+            return elements, warnings
+
+        elements, warnings = read_document(self.name, doc, read)
         doc.elements = self._fast._finish(elements, doc)
         doc.warnings.extend(warnings)
         doc.stats["pages_by_strategy"] = pages
@@ -179,29 +179,20 @@ def _runs(routes: list[PageRoute]) -> list[tuple[str, int, int]]:
     return runs
 
 
-class _page_range:  # used as a context manager, like a function
+@contextlib.contextmanager
+def _page_range(path: Path, first: int, last: int) -> Iterator[Path]:
     """Pages first..last of a PDF as a temporary PDF of their own."""
+    from pypdf import PdfReader, PdfWriter
 
-    def __init__(self, path: Path, first: int, last: int) -> None:
-        self.path, self.first, self.last = path, first, last
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
-
-    def __enter__(self) -> Path:
-        from pypdf import PdfReader, PdfWriter
-
-        self._dir = tempfile.TemporaryDirectory(prefix="ingestflow-pages-")
-        target = Path(self._dir.name) / f"pages-{self.first}-{self.last}.pdf"
-        reader = PdfReader(str(self.path))
+    with tempfile.TemporaryDirectory(prefix="ingestflow-pages-") as folder:
+        target = Path(folder) / f"pages-{first}-{last}.pdf"
+        reader = PdfReader(str(path))
         writer = PdfWriter()
-        for index in range(self.first - 1, self.last):
+        for index in range(first - 1, last):
             writer.add_page(reader.pages[index])
         with target.open("wb") as fh:
             writer.write(fh)
-        return target
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._dir is not None:
-            self._dir.cleanup()
+        yield target
 
 
 def route_pages(path: Path, allow_fast: bool) -> list[PageRoute]:

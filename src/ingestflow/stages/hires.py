@@ -49,9 +49,6 @@ class _Call:
     pages_ocr_blocks: int = 0
 
 
-_CALL: _Call | None = None
-
-
 # --- environment ---------------------------------------------------------------------------------
 def tesseract_languages() -> set[str]:
     """Languages the installed tesseract can read (empty when tesseract is missing)."""
@@ -128,7 +125,6 @@ def load_layout_model() -> None:
 @contextlib.contextmanager
 def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Iterator[_Call]:
     """Install the three hooks for one hi_res call (see the module docstring)."""
-    global _CALL
     import unstructured.partition.pdf as pdf_module
     import unstructured.partition.pdf_image.ocr as ocr_module
 
@@ -160,13 +156,11 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
 
     pdf_module.extractable_elements = probe
     ocr_module.supplement_page_layout_with_ocr = supplement
-    _CALL = call
     try:
         with _single_threaded_ocr():
             yield call
     finally:
         pdf_module.extractable_elements, ocr_module.supplement_page_layout_with_ocr = saved
-        _CALL = None
 
 
 @contextlib.contextmanager

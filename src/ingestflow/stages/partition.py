@@ -44,7 +44,7 @@ import codecs
 import copy
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,15 +144,7 @@ class UnstructuredPartitionStage(Stage):
     def process(self, doc: Document) -> Document:
         """Set `doc.elements`; StageError (a DocumentError) when the document cannot be read."""
         self.open()
-        try:
-            with _materialise(doc) as (path, is_temp):
-                elements, warnings = self._partition_file(path, doc.filename, is_temp)
-        except StageError:
-            raise
-        except DocumentError as exc:
-            raise StageError(self.name, doc.filename, str(exc)) from None
-        if not _has_text(elements):
-            warnings.append("no text: the document yielded no element with text")
+        elements, warnings = read_document(self.name, doc, self._partition_file)
         doc.elements = self._finish(elements, doc)
         doc.warnings.extend(warnings)
         return doc
@@ -293,6 +285,24 @@ class UnstructuredPartitionStage(Stage):
 
 
 # --- helpers ------------------------------------------------------------------------------------
+def read_document(
+    node: str, doc: Document, read: Callable[[Path, str, bool], tuple[list[Element], list[str]]]
+) -> tuple[list[Element], list[str]]:
+    """`read(path, name, is_temp)` on the document's content; a DocumentError becomes this node's
+    StageError, and a document with no text gets a warning."""
+    try:
+        with _materialise(doc) as (path, is_temp):
+            elements, warnings = read(path, doc.filename, is_temp)
+    except StageError:
+        raise
+    except DocumentError as exc:
+        raise StageError(node, doc.filename, str(exc)) from None
+    if not _has_text(elements):
+        warnings.append("no text: the document yielded no element with text")
+    return elements, warnings
+
+
+# --- more helpers -------------------------------------------------------------------------------
 @contextmanager
 def _materialise(doc: Document) -> Iterator[tuple[Path, bool]]:
     """The document as a readable file path, and whether it is a temporary copy of `doc.data`."""
