@@ -75,6 +75,9 @@ class Display:
             )
         elif event == "start":
             self.progress.update(self.task, description=f"job {data['job_id'][:8]}")
+        elif event == "pages":  # a long document, its page ranges spread over the workers
+            detail = f"{data['filename']}: {data['done']} of {data['pages']} pages"
+            self.progress.update(self.task, detail=detail)
         elif event == "file":
             c = data["counts"]
             detail = f"{c['elements']} elements, {c['FAILED']} failed, {c['SKIPPED']} skipped"

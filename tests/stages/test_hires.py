@@ -240,6 +240,48 @@ def test_auto_routes_text_pages_to_fast_and_tables_to_hi_res(corpus: Path):
     assert {e["metadata"]["partition_strategy"] for e in mixed.elements} == {"fast"}
 
 
+# --- a long document over several workers: page ranges joined ----------------------------------
+def split_and_join(stage: Any, path: Path, ranges: list[tuple[int, int]]) -> Document:
+    doc = Document(path.name, path.name, path.name, path=path)
+    return stage.join_parts(doc, [stage.process_part(doc, pages) for pages in ranges])
+
+
+def test_hi_res_page_ranges_joined_give_what_one_call_gives(scans: dict[str, Path]):
+    st = UnstructuredPartitionSettings(
+        strategy="hi_res", include_page_breaks=True, unique_element_ids=False
+    )
+    stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
+    path = scans["pdf"]
+    whole = stage.process(Document(path.name, path.name, path.name, path=path)).elements
+    joined = split_and_join(stage, path, [(1, 1), (2, 2)]).elements
+    assert [e["metadata"]["page_number"] for e in joined if e["type"] != "PageBreak"] == [
+        e["metadata"]["page_number"] for e in whole if e["type"] != "PageBreak"
+    ]
+    assert joined == whole
+
+
+@pytest.mark.corpus
+def test_auto_page_ranges_joined_give_what_one_call_gives(corpus: Path):
+    st = VLMPartitionSettings(is_dynamic=True, allow_fast=True, unique_element_ids=False)
+    stage = VLMPartitionStage("Partitioner", "vlm", st, RunContext())
+    path = corpus / "docs/pdf/layout-parser-paper-fast.pdf"
+    whole = stage.process(Document(path.name, path.name, path.name, path=path))
+    joined = split_and_join(stage, path, [(1, 1), (2, 2)])
+    assert joined.elements == whole.elements
+    assert joined.stats == whole.stats
+
+
+@pytest.mark.corpus
+def test_links_are_kept_when_the_first_page_has_none(corpus: Path):
+    # multi-column.pdf: page 10 has no link annotation, page 12 has five
+    st = UnstructuredPartitionSettings(strategy="hi_res")
+    stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
+    path = corpus / "docs/pdf/multi-column.pdf"
+    part = stage.process_part(Document("d", "r", path.name, path=path), (10, 12))
+    linked = {e["metadata"]["page_number"] for e in part.elements if e["metadata"].get("links")}
+    assert 12 in linked
+
+
 # --- quality on the corpus (bounds from benchmarks/RESULTS.md) -----------------------------------
 EXPECTED = "expected/unstructured-ingest/test/integration/chunkers/assets"
 TABLE_DOCS = [

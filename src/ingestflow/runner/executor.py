@@ -23,6 +23,7 @@ from ingestflow.errors import IngestflowError
 from ingestflow.runner import worker
 from ingestflow.runner.job import FileResult, NodeStats, Workspace
 from ingestflow.runner.plan import Plan
+from ingestflow.stages.base import Stage
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
 
@@ -233,15 +234,19 @@ class JobRunner:
         options.setdefault("torch_threads", threads)
         plan = _with_options(self.plan, options)
         pool = self._pool(plan, workers, threads)
-        pending: dict[Future[list[worker.DocResult]], list[Document]] = {}
+        first_stage = plan.stages()[0]  # asked, here, how to split a long document
+        pending: dict[Future[Any], _Task] = {}
         limit = workers * 2  # bounded in-flight work: memory does not grow with the corpus
         try:
             for batch in self._batches():
                 self._check_stop()
-                while len(pending) >= limit:
-                    pool = self._drain(pool, pending, plan, workers, threads)
                 self._submitted(batch)
-                pending[pool.submit(worker.process_batch, batch, self.opts.trace)] = batch
+                for task in _tasks(batch, first_stage, workers):
+                    if task.part == 0:
+                        self._split_progress(task)
+                    while len(pending) >= limit:
+                        pool = self._drain(pool, pending, plan, workers, threads)
+                    pending[task.submit(pool, self.opts.trace)] = task
             while pending:
                 pool = self._drain(pool, pending, plan, workers, threads)
         except BaseException:
@@ -256,43 +261,80 @@ class JobRunner:
         )
 
     def _drain(
-        self, pool: ProcessPoolExecutor, pending: dict, plan: Plan, workers: int, threads: int
+        self,
+        pool: ProcessPoolExecutor,
+        pending: dict[Future[Any], _Task],
+        plan: Plan,
+        workers: int,
+        threads: int,
     ) -> ProcessPoolExecutor:
         done: set = set()
         while not done:  # wake up now and then to honour a stop request
             self._check_stop()
             done, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
-        broken: list[list[Document]] = []
+        broken: list[_Task] = []
         for future in done:
-            batch = pending.pop(future)
+            task = pending.pop(future)
             try:
-                self._collect(future.result())
+                result = future.result()
             except BrokenProcessPool:
-                broken.append(batch)
+                broken.append(task)
+                continue
+            join = self._done(task, result)
+            if join is not None:
+                pending[join.submit(pool, self.opts.trace)] = join
         if not broken:
             return pool
-        # A worker died (a library crashed on some file): retry each document alone in a fresh
-        # pool, so only the document that kills a worker fails.
+        # A worker died (a library crashed on some file): retry each document (or page range)
+        # alone in a fresh pool, so only the document that kills a worker fails.
         broken += [pending.pop(f) for f in list(pending)]
         pool.shutdown(wait=False, cancel_futures=True)
         pool = self._pool(plan, workers, threads)
-        for doc in (d for batch in broken for d in batch):
+        retries = [alone for task in broken for alone in task.alone()]
+        while retries:
+            task = retries.pop(0)
             try:
-                self._collect(pool.submit(worker.process_batch, [doc], self.opts.trace).result())
+                result = task.submit(pool, self.opts.trace).result()
             except BrokenProcessPool:
-                self._collect(
-                    [
-                        worker.DocResult(
-                            doc,
-                            ok=False,
-                            error="the worker process crashed on this document",
-                            failed_node=self.stats[0].node_id,
-                        )
-                    ]
-                )
+                result = task.crashed(self.stats[0].node_id)
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = self._pool(plan, workers, threads)
+            join = self._done(task, result)
+            if join is not None:
+                retries.append(join)
         return pool
+
+    def _done(self, task: _Task, result: Any) -> _Task | None:
+        """Record a finished task; after a long document's last page range, its join task."""
+        split = task.split
+        if split is None or task.part < 0:
+            self._collect(result)
+            return None
+        split.parts[task.part] = result
+        self._split_progress(task)
+        if any(part is None for part in split.parts):
+            return None
+        failed = [p for p in split.parts if p.error is not None]
+        if failed:
+            error = failed[0].error
+            self._collect([worker.DocResult(split.doc, False, error, self.stats[0].node_id)])
+            return None
+        return _Task([split.doc], split, part=-1)
+
+    def _split_progress(self, task: _Task) -> None:
+        """Tell the progress display how far a long document spread over the workers is."""
+        assert task.split is not None
+        split = task.split
+        done = sum(p.pages[1] - p.pages[0] + 1 for p in split.parts if p is not None)
+        self.progress(
+            "pages",
+            {
+                "filename": split.doc.filename,
+                "pages": split.ranges[-1][1],
+                "parts": len(split.ranges),
+                "done": done,
+            },
+        )
 
     # --- bookkeeping ----------------------------------------------------------------------
     def _submitted(self, batch: list[Document]) -> None:
@@ -367,6 +409,71 @@ class JobRunner:
             return "SUCCESS"
         # The service counts 90-99% processed as finished with errors, below 90% as failed.
         return "COMPLETED_WITH_ERRORS" if done / (done + failed) >= 0.9 else "FAILED"
+
+
+@dataclass(eq=False)
+class _Split:
+    """A long document partitioned as page ranges on several workers, then joined."""
+
+    doc: Document
+    ranges: list[tuple[int, int]]
+    parts: list[Any]  # worker.PartResult, or None while the range runs
+
+
+@dataclass(eq=False)
+class _Task:
+    """Work for a worker: a batch of documents, one page range of a long document (`part` ≥ 0),
+    or the join of a long document's ranges and its remaining stages (`part` = -1)."""
+
+    docs: list[Document]
+    split: _Split | None = None
+    part: int = -1
+
+    def submit(self, pool: ProcessPoolExecutor, trace: bool) -> Future[Any]:
+        if self.split is None:
+            return pool.submit(worker.process_batch, self.docs, trace)
+        if self.part >= 0:
+            return pool.submit(worker.process_part, self.split.doc, self.split.ranges[self.part])
+        parts = [result.part for result in self.split.parts]
+        return pool.submit(worker.process_joined, self.split.doc, parts, trace)
+
+    def alone(self) -> list[_Task]:
+        """This task as tasks of one document each (to find the one that crashes a worker)."""
+        if self.split is not None or len(self.docs) == 1:
+            return [self]
+        return [_Task([doc]) for doc in self.docs]
+
+    def crashed(self, node_id: str) -> Any:
+        """The result of a task whose worker process died."""
+        if self.split is not None and self.part >= 0:
+            first, last = pages = self.split.ranges[self.part]
+            return worker.PartResult(
+                pages, error=f"the worker process crashed on pages {first}-{last}"
+            )
+        return [
+            worker.DocResult(
+                doc,
+                ok=False,
+                error="the worker process crashed on this document",
+                failed_node=node_id,
+            )
+            for doc in self.docs
+        ]
+
+
+def _tasks(batch: list[Document], first_stage: Stage, workers: int) -> Iterator[_Task]:
+    """A batch's tasks: a long document whose first stage splits it becomes one task per page
+    range (its join follows when they are all done); the others stay together."""
+    whole: list[Document] = []
+    for doc in batch:
+        ranges = first_stage.page_ranges(doc, workers)
+        if not ranges:
+            whole.append(doc)
+            continue
+        split = _Split(doc, ranges, [None] * len(ranges))
+        yield from (_Task([doc], split, part=index) for index in range(len(ranges)))
+    if whole:
+        yield _Task(whole)
 
 
 def _close_quietly(*connectors: Source | Destination) -> None:

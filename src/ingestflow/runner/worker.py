@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingestflow.elements import Document
-from ingestflow.errors import EnvironmentProblem, IngestflowError
+from ingestflow.errors import EnvironmentProblem, IngestflowError, StageError
 from ingestflow.runner.plan import Plan
-from ingestflow.stages.base import Stage
+from ingestflow.stages.base import Part, Stage
 
 _STAGES: list[tuple[str, Stage]] | None = None
 _OPEN_ERROR: EnvironmentProblem | None = None
@@ -71,14 +71,59 @@ def reason(exc: BaseException) -> str:
     return " ".join(text.split())[:500]
 
 
-def process_batch(docs: list[Document], trace: bool) -> list[DocResult]:
-    """Run every stage over a batch: per document, or across the batch for batched stages."""
+def _stages() -> list[tuple[str, Stage]]:
     if _OPEN_ERROR is not None:
         raise _OPEN_ERROR
     assert _STAGES is not None, "init_worker() was not called in this process"
-    results = [DocResult(doc) for doc in docs]
+    return _STAGES
+
+
+def process_batch(docs: list[Document], trace: bool) -> list[DocResult]:
+    """Run every stage over a batch: per document, or across the batch for batched stages."""
+    return _run([DocResult(doc) for doc in docs], _stages(), trace)
+
+
+def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
+    """The first stage (the partitioner) on one page range of a long document."""
+    stage = _stages()[0][1]
+    started = time.perf_counter()
+    try:
+        part = stage.process_part(doc, pages)
+    except StageError as exc:  # names the pages already
+        return PartResult(pages, error=reason(exc), seconds=time.perf_counter() - started)
+    except Exception as exc:  # the document fails, whatever the library raised
+        error = f"{stage.name}: {doc.filename}: pages {pages[0]}-{pages[1]}: {reason(exc)}"
+        return PartResult(pages, error=error, seconds=time.perf_counter() - started)
+    return PartResult(pages, part=part, seconds=time.perf_counter() - started)
+
+
+def process_joined(doc: Document, parts: list[Part], trace: bool) -> list[DocResult]:
+    """A long document from its partitioned page ranges, then the remaining stages."""
+    (node_id, stage), *rest = _stages()
+    result = DocResult(doc)
+    try:
+        result.doc = stage.join_parts(doc, parts)
+    except Exception as exc:
+        result.ok, result.failed_node, result.error = False, node_id, reason(exc)
+    else:
+        if trace:
+            result.node_outputs[node_id] = list(result.doc.elements)
+    return _run([result], rest, trace)
+
+
+@dataclass
+class PartResult:
+    """What a worker hands back for one page range: the part, or why it failed."""
+
+    pages: tuple[int, int]
+    part: Part | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool) -> list[DocResult]:
     started = {id(r): time.perf_counter() for r in results}
-    for node_id, stage in _STAGES:
+    for node_id, stage in stages:
         alive = [r for r in results if r.ok]
         if not alive:
             break

@@ -18,9 +18,6 @@ The VLM strategy (`is_dynamic: false`) needs a model server and stops the run at
 
 from __future__ import annotations
 
-import contextlib
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +25,14 @@ from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
 from ingestflow.stages import filetypes, hires
-from ingestflow.stages.base import RunContext, Stage
-from ingestflow.stages.partition import UnstructuredPartitionStage, read_document
+from ingestflow.stages.base import Part, RunContext, Stage
+from ingestflow.stages.partition import (
+    UnstructuredPartitionStage,
+    join_elements,
+    read_document,
+    read_part,
+    set_hierarchy,
+)
 
 #: A page with fewer text-layer characters than this has no usable text layer.
 MIN_TEXT_CHARS = 40
@@ -39,6 +42,9 @@ MAX_BAD_SHARE = 0.2
 MIN_IMAGE_SHARE = 0.02
 #: Resolution of the rendering the layout model looks at to find tables and pictures.
 ROUTING_DPI = 72
+#: Pages per part when a long PDF is spread over the workers (routing is cheap; most pages of a
+#: text PDF are read by Fast, the others by High Res at about a second each).
+PAGES_PER_PART = 4
 #: Element types of Auto's High Res pages that keep their image (enrichments read them).
 AUTO_IMAGE_BLOCKS = ["Image", "Table"]
 
@@ -127,8 +133,49 @@ class VLMPartitionStage(Stage):
         doc.stats["pages_by_strategy"] = pages
         return doc
 
+    def page_ranges(self, doc: Document, workers: int) -> list[tuple[int, int]]:
+        """Page ranges of a long PDF, so that its pages are spread over the workers."""
+        return filetypes.pdf_page_ranges(doc, workers, PAGES_PER_PART)
+
+    def process_part(self, doc: Document, pages: tuple[int, int]) -> Part:
+        """Pages `pages` of a PDF, each routed as in `process`."""
+        self.open()
+        counts: dict[str, int] = {}
+
+        def read(
+            path: Path, name: str, is_temp: bool, first_page: int, whole: bool
+        ) -> tuple[list[Element], list[str]]:
+            elements, warnings, found = self._partition(path, name, is_temp, first_page)
+            counts.update(found)
+            return elements, warnings
+
+        part = read_part(self.name, doc, pages, read)
+        part.stats["pages_by_strategy"] = counts
+        return part
+
+    def join_parts(self, doc: Document, parts: list[Part]) -> Document:
+        """The document from its page ranges, with the page counts of all of them."""
+        elements, warnings = join_elements(parts)
+        pages: dict[str, int] = {}
+        for part in parts:
+            for strategy, count in part.stats.get("pages_by_strategy", {}).items():
+                pages[strategy] = pages.get(strategy, 0) + count
+        if not any(element["text"].strip() for element in elements):
+            warnings.append("no text: the document yielded no element with text")
+        doc.elements = self._finisher()._finish(elements, doc)
+        doc.warnings.extend(warnings)
+        doc.stats["pages_by_strategy"] = pages
+        return doc
+
+    def _finisher(self) -> UnstructuredPartitionStage:
+        return self._fast or self._inner("fast")
+
     def _partition(
-        self, path: Path, name: str, is_temp: bool
+        self,
+        path: Path,
+        name: str,
+        is_temp: bool,
+        first_page: int = 1,
     ) -> tuple[list[Element], list[str], dict[str, int]]:
         assert self._fast is not None and self._hi_res is not None
         if path.stat().st_size == 0:
@@ -149,16 +196,20 @@ class VLMPartitionStage(Stage):
         elements: list[Element] = []
         warnings: list[str] = []
         counts: dict[str, int] = {}
+        offset = first_page - 1
         for strategy, first, last in _runs(routes):
             counts[strategy] = counts.get(strategy, 0) + last - first + 1
             stage = self._hi_res if strategy == "hi_res" else self._fast
             if first == 1 and last == len(routes):
-                found, notes = stage._partition_file(path, name, is_temp)
+                found, notes = stage._partition_file(path, name, is_temp, first_page=first_page)
             else:
-                with _page_range(path, first, last) as part:
-                    found, notes = stage._partition_file(part, name, True, first_page=first)
+                with filetypes.pdf_pages(path, first, last) as part:  # with the document's time
+                    found, notes = stage._partition_file(
+                        part, name, is_temp, first_page=offset + first
+                    )
             elements.extend(_tag(found, strategy))
             warnings.extend(notes)
+        set_hierarchy(elements)
         return elements, warnings, counts
 
 
@@ -177,22 +228,6 @@ def _runs(routes: list[PageRoute]) -> list[tuple[str, int, int]]:
         else:
             runs.append((route.strategy, route.page, route.page))
     return runs
-
-
-@contextlib.contextmanager
-def _page_range(path: Path, first: int, last: int) -> Iterator[Path]:
-    """Pages first..last of a PDF as a temporary PDF of their own."""
-    from pypdf import PdfReader, PdfWriter
-
-    with tempfile.TemporaryDirectory(prefix="ingestflow-pages-") as folder:
-        target = Path(folder) / f"pages-{first}-{last}.pdf"
-        reader = PdfReader(str(path))
-        writer = PdfWriter()
-        for index in range(first - 1, last):
-            writer.add_page(reader.pages[index])
-        with target.open("wb") as fh:
-            writer.write(fh)
-        yield target
 
 
 def route_pages(path: Path, allow_fast: bool) -> list[PageRoute]:

@@ -6,8 +6,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingestflow.elements import Document
+from ingestflow.elements import Document, Element
 from ingestflow.spec.settings import Settings
+
+
+@dataclass
+class Part:
+    """What `Stage.process_part` returns for one page range of a document."""
+
+    pages: tuple[int, int]
+    elements: list[Element] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,20 @@ class Stage:
     def process_many(self, docs: list[Document]) -> list[Document]:
         """Process several documents; batched stages override this."""
         return [self.process(doc) for doc in docs]
+
+    # --- one long document over several workers (partition stages) -------------------------------
+    def page_ranges(self, doc: Document, workers: int) -> list[tuple[int, int]]:
+        """Page ranges (first, last; 1-based) to process in parallel for a long document, or
+        `[]` to process it whole. Called in the runner's main process: must stay cheap."""
+        return []
+
+    def process_part(self, doc: Document, pages: tuple[int, int]) -> Part:
+        """The elements of one page range of `doc` (see `page_ranges`)."""
+        raise NotImplementedError
+
+    def join_parts(self, doc: Document, parts: list[Part]) -> Document:
+        """`doc` with the elements of all its parts, as one `process(doc)` call would give."""
+        raise NotImplementedError
 
     def close(self) -> None:
         """Release what `open()` took."""

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ingestflow.elements import Document
 from ingestflow.errors import DocumentError
 
 if TYPE_CHECKING:
@@ -202,6 +203,62 @@ def pdf_page_count(path: Path) -> int | None:
         return len(pypdf.PdfReader(str(path)).pages)
     except Exception:  # only a hint for a warning: never fail the document on it
         return None
+
+
+def pdf_page_ranges(doc: Document, workers: int, per_part: int) -> list[tuple[int, int]]:
+    """Page ranges (first, last) that spread a PDF over `workers` (about four ranges a worker,
+    at least `per_part` pages each), or `[]` when it is not a PDF or too short to be worth it."""
+    if workers <= 1 or not _looks_like_pdf(doc):
+        return []
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(doc.data if doc.data is not None else str(doc.path))
+    except Exception:  # not readable here: the partitioner reads it whole and says why
+        return []
+    try:
+        pages = len(pdf)
+    finally:
+        pdf.close()
+    if pages < 2 * per_part:
+        return []
+    size = max(per_part, -(-pages // (workers * 4)))
+    return [(first, min(first + size - 1, pages)) for first in range(1, pages + 1, size)]
+
+
+def _looks_like_pdf(doc: Document) -> bool:
+    if doc.data is not None:
+        return doc.data[:1024].find(b"%PDF-") >= 0
+    if doc.path is None:
+        return False
+    try:
+        with open(doc.path, "rb") as fh:
+            return fh.read(1024).find(b"%PDF-") >= 0
+    except OSError:
+        return False
+
+
+@contextmanager
+def pdf_pages(path: Path, first: int, last: int) -> Iterator[Path]:
+    """Pages first..last (1-based) of a PDF as a temporary PDF of their own."""
+    import pypdfium2 as pdfium
+
+    with tempfile.TemporaryDirectory(prefix="ingestflow-pages-") as folder:
+        target = Path(folder) / f"pages-{first}-{last}.pdf"
+        try:
+            source = pdfium.PdfDocument(str(path))
+        except pdfium.PdfiumError as exc:
+            raise DocumentError(f"the PDF cannot be opened: {exc}") from None
+        part = pdfium.PdfDocument.new()
+        try:
+            part.import_pages(source, list(range(first - 1, last)))
+            part.save(str(target))
+        finally:
+            part.close()
+            source.close()
+        stat = path.stat()  # the part carries the document's time (metadata.last_modified)
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        yield target
 
 
 def iter_attachments(path: Path, file_type: FileType) -> Iterator[Attachment]:

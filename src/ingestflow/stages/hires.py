@@ -3,7 +3,7 @@ ingestflow's table structure.
 
 `unstructured.partition.auto.partition(strategy="hi_res")` does the work — render pages, detect
 regions (`layout_model`), merge them with the PDF's text layer (pdfminer), OCR what has no text
-(tesseract), type the elements and order them (columns read one after the other) — with three
+(tesseract), type the elements and order them (columns read one after the other) — with four
 hooks, active only while a hi_res call runs in this process:
 
 - the library's text-layer probe (a full pdfminer pass whose only use under hi_res is "is there a
@@ -12,7 +12,10 @@ hooks, active only while a hi_res call runs in this process:
   figure, a scanned insert); a page without one (a scan, a photo) is OCRed whole;
 - table structure comes from `tables.table_html` (words from the text layer or from OCR of the
   table's crop, ruling lines from the page image) instead of the library's Table Transformer, which
-  downloads from a model hub.
+  downloads from a model hub;
+- link annotations are read on every page: the library keeps `metadata.links` only when the first
+  page of the call has a link, which drops every link of a document (or page range) whose first
+  page has none.
 """
 
 from __future__ import annotations
@@ -124,14 +127,18 @@ def load_layout_model() -> None:
 # --- one call ------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Iterator[_Call]:
-    """Install the three hooks for one hi_res call (see the module docstring)."""
+    """Install the four hooks for one hi_res call (see the module docstring)."""
     import unstructured.partition.pdf as pdf_module
     import unstructured.partition.pdf_image.ocr as ocr_module
 
     layout_model.register()
     call = _Call(path, is_image, tables, "+".join(tesseract_codes(languages)))
-    saved = (pdf_module.extractable_elements, ocr_module.supplement_page_layout_with_ocr)
-    original_supplement = saved[1]
+    saved = (
+        pdf_module.extractable_elements,
+        ocr_module.supplement_page_layout_with_ocr,
+        pdf_module.document_to_element_list,
+    )
+    original_supplement, original_to_elements = saved[1], saved[2]
 
     def probe(*args: Any, **kwargs: Any) -> list[list[Any]]:
         from unstructured.documents.elements import Text
@@ -154,13 +161,31 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
             _add_tables(result, image, call, has_text)
         return result
 
+    def to_elements(*args: Any, layouts_links: list[list] | None = None, **kwargs: Any) -> Any:
+        if layouts_links and not layouts_links[0] and any(layouts_links):
+            layouts_links = [_NoLinks(), *layouts_links[1:]]
+        return original_to_elements(*args, layouts_links=layouts_links, **kwargs)
+
     pdf_module.extractable_elements = probe
     ocr_module.supplement_page_layout_with_ocr = supplement
+    pdf_module.document_to_element_list = to_elements
     try:
         with _single_threaded_ocr():
             yield call
     finally:
-        pdf_module.extractable_elements, ocr_module.supplement_page_layout_with_ocr = saved
+        (
+            pdf_module.extractable_elements,
+            ocr_module.supplement_page_layout_with_ocr,
+            pdf_module.document_to_element_list,
+        ) = saved
+
+
+class _NoLinks(list):
+    """A first page without links that still lets the library read the other pages' links (it
+    tests `layouts_links[0]` for truth)."""
+
+    def __bool__(self) -> bool:
+        return True
 
 
 @contextlib.contextmanager

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import codecs
 import copy
+import hashlib
 import importlib.util
 import os
 from collections.abc import Callable, Iterator
@@ -55,13 +56,16 @@ from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages import filetypes, hires
-from ingestflow.stages.base import RunContext, Stage
+from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.ids import stable_id
 
 if TYPE_CHECKING:
     from unstructured.file_utils.model import FileType
 
 _EMAIL_TYPES = ("EML", "MSG")
+#: Pages per part when a long PDF is spread over the workers, by strategy (a part costs a
+#: partition call: Fast reads tens of pages a second, High Res about one).
+PAGES_PER_PART = {"fast": 24, "hi_res": 2}
 _NO_PDF_IMAGE_BLOCKS = (
     "extract_image_block_types is not applied to PDFs by the Fast strategy (it needs hi_res)"
 )
@@ -157,9 +161,11 @@ class UnstructuredPartitionStage(Stage):
         is_temp: bool,
         last_modified: str | None = None,
         first_page: int = 1,
+        whole: bool = True,
     ) -> tuple[list[Element], list[str]]:
         """Elements (as dicts) and warnings of one file (its pages numbered from `first_page`);
-        DocumentError when the strategy cannot read it."""
+        DocumentError when the strategy cannot read it. `whole=False`: the file is a page range
+        of a document, and the checks of a whole PDF wait for `join_parts`."""
         if path.stat().st_size == 0:
             raise DocumentError("empty file (0 bytes)")
         st = self.settings
@@ -189,7 +195,7 @@ class UnstructuredPartitionStage(Stage):
         if file_type.name in _EMAIL_TYPES:
             kwargs["process_attachments"] = False  # attachments follow, by this stage's rules
         paged = file_type.name == "PDF" or file_type.partitioner_shortname == "image"
-        temp_time = _mtime(path) if is_temp and not last_modified else None
+        temp_time = file_mtime(path) if is_temp and not last_modified else None
         try:
             if hi_res and paged:
                 found = self._hi_res(path, file_type, kwargs)
@@ -202,17 +208,50 @@ class UnstructuredPartitionStage(Stage):
         elements = [element.to_dict() for element in found]
         _name_files(elements, path, name, is_temp, temp_time)
         warnings: list[str] = []
-        if file_type.name == "PDF":
-            if not _has_text(elements):  # page breaks alone are what a broken PDF may give
-                raise DocumentError(filetypes.pdf_zero_element_reason(path))
-            if not hi_res:
-                warnings.extend(_blank_page_warning(path, elements))
-                if st.extract_image_block_types:
-                    warnings.append(_NO_PDF_IMAGE_BLOCKS)
+        if file_type.name == "PDF" and whole:
+            warnings.extend(self._pdf_checks(path, elements))
         if file_type.name in _EMAIL_TYPES:
             sent = elements[0]["metadata"].get("last_modified") if elements else None
             elements.extend(self._attachments(path, file_type, name, sent, warnings))
         return elements, warnings
+
+    def _pdf_checks(
+        self, path: Path, elements: list[Element], pages: int | None = None
+    ) -> list[str]:
+        """A whole PDF's checks: DocumentError when it gave no text (the library returns nothing,
+        without an error, for several broken PDFs); under Fast, warnings for pages without text."""
+        if not _has_text(elements):  # page breaks alone are what a broken PDF may give
+            raise DocumentError(filetypes.pdf_zero_element_reason(path))
+        if self.settings.strategy == "hi_res":
+            return []
+        warnings = _blank_page_warning(pages or filetypes.pdf_page_count(path), elements)
+        if self.settings.extract_image_block_types:
+            warnings.append(_NO_PDF_IMAGE_BLOCKS)
+        return warnings
+
+    # --- one long PDF over several workers ------------------------------------------------------
+    def page_ranges(self, doc: Document, workers: int) -> list[tuple[int, int]]:
+        """Page ranges of a long PDF, so that its pages are spread over the workers."""
+        per_part = PAGES_PER_PART["hi_res" if self.settings.strategy == "hi_res" else "fast"]
+        return filetypes.pdf_page_ranges(doc, workers, per_part)
+
+    def process_part(self, doc: Document, pages: tuple[int, int]) -> Part:
+        """The elements of pages `pages` of a PDF, numbered as in the document."""
+        self.open()
+        return read_part(self.name, doc, pages, self._partition_file)
+
+    def join_parts(self, doc: Document, parts: list[Part]) -> Document:
+        """The document from its page ranges: the whole-PDF checks, the element hierarchy across
+        the ranges, and the document-wide settings, as `process` gives them."""
+        elements, warnings = join_elements(parts)
+        try:
+            with _materialise(doc) as (path, _):
+                warnings.extend(self._pdf_checks(path, elements, parts[-1].pages[1]))
+        except DocumentError as exc:
+            raise StageError(self.name, doc.filename, str(exc)) from None
+        doc.elements = self._finish(elements, doc)
+        doc.warnings.extend(warnings)
+        return doc
 
     def _hi_res(self, path: Path, file_type: FileType, kwargs: dict[str, Any]) -> list[Any]:
         """The library's hi_res on the offline layout model (module `hires`)."""
@@ -302,6 +341,87 @@ def read_document(
     return elements, warnings
 
 
+def read_part(
+    node: str,
+    doc: Document,
+    pages: tuple[int, int],
+    read: Callable[..., tuple[list[Element], list[str]]],
+) -> Part:
+    """`read(path, name, is_temp, first_page=, whole=False)` on pages `pages` of
+    the document's PDF, written to a file of their own; a DocumentError becomes a StageError
+    naming the pages."""
+    first, last = pages
+    try:
+        with (
+            _materialise(doc) as (path, is_temp),
+            filetypes.pdf_pages(path, first, last) as part,  # with the document's time
+        ):
+            elements, warnings = read(part, doc.filename, is_temp, first_page=first, whole=False)
+    except StageError:
+        raise
+    except DocumentError as exc:
+        raise StageError(node, doc.filename, f"pages {first}-{last}: {exc}") from None
+    return Part(pages, elements, warnings)
+
+
+def join_elements(parts: list[Part]) -> tuple[list[Element], list[str]]:
+    """The elements of consecutive page ranges in order, with `parent_id` set across the ranges
+    as one call over the whole document sets it, and their warnings (each once)."""
+    _renumber_unpaged(parts)
+    elements = [element for part in parts for element in part.elements]
+    set_hierarchy(elements)
+    warnings = list(dict.fromkeys(w for part in parts for w in part.warnings))
+    return elements, warnings
+
+
+def _renumber_unpaged(parts: list[Part]) -> None:
+    """Deterministic ids of elements without a page (page breaks) as one call gives them: the
+    library numbers those across the whole document, a part's call from its own start. An id is
+    changed only where the library's formula reproduces it."""
+    overall = 0
+    for part in parts:
+        local = 0
+        for element in part.elements:
+            metadata = element["metadata"]
+            if metadata.get("page_number") is not None:
+                continue
+            name, text = metadata.get("filename"), element["text"]
+            if overall != local and element["element_id"] == _library_id(name, text, local):
+                element["element_id"] = _library_id(name, text, overall)
+            local += 1
+            overall += 1
+
+
+def _library_id(filename: str | None, text: str, sequence: int) -> str:
+    """`unstructured`'s deterministic id of an element without a page (`Element.id_to_hash`)."""
+    return hashlib.sha256(f"{filename}{text}None{sequence}".encode()).hexdigest()[:32]
+
+
+def set_hierarchy(elements: list[Element]) -> None:
+    """Recompute every element's `parent_id` with the library's own rule (titles over the text
+    that follows them, by category and depth)."""
+    from types import SimpleNamespace
+
+    from unstructured.partition.common.metadata import set_element_hierarchy
+
+    proxies = [
+        SimpleNamespace(
+            id=element["element_id"],
+            category=element["type"],
+            metadata=SimpleNamespace(
+                parent_id=None, category_depth=element["metadata"].get("category_depth")
+            ),
+        )
+        for element in elements
+    ]
+    set_element_hierarchy(proxies)  # type: ignore[arg-type]
+    for element, proxy in zip(elements, proxies, strict=True):
+        if proxy.metadata.parent_id is None:
+            element["metadata"].pop("parent_id", None)
+        else:
+            element["metadata"]["parent_id"] = proxy.metadata.parent_id
+
+
 # --- more helpers -------------------------------------------------------------------------------
 @contextmanager
 def _materialise(doc: Document) -> Iterator[tuple[Path, bool]]:
@@ -315,7 +435,7 @@ def _materialise(doc: Document) -> Iterator[tuple[Path, bool]]:
         raise DocumentError("the document has neither a path nor data")
 
 
-def _mtime(path: Path) -> str | None:
+def file_mtime(path: Path) -> str | None:
     from unstructured.partition.common.metadata import get_last_modified_date
 
     return get_last_modified_date(str(path))
@@ -344,9 +464,8 @@ def _has_text(elements: list[Element]) -> bool:
     return any(element["text"].strip() for element in elements)
 
 
-def _blank_page_warning(path: Path, elements: list[Element]) -> list[str]:
+def _blank_page_warning(pages: int | None, elements: list[Element]) -> list[str]:
     """One warning naming the PDF pages that gave no text (blank, or scanned)."""
-    pages = filetypes.pdf_page_count(path)
     if not pages:
         return []
     seen = {element["metadata"].get("page_number") for element in elements}

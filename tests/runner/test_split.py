@@ -1,0 +1,160 @@
+"""One long PDF over several workers: its pages are partitioned as ranges in parallel and joined
+into exactly what one call over the whole document gives (ids, page numbers, hierarchy)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingestflow.connectors.local import LocalDestination, LocalSource
+from ingestflow.elements import Document
+from ingestflow.runner.executor import RunOptions, run_workflow
+from ingestflow.runner.plan import build_plan
+from ingestflow.spec.settings import UnstructuredPartitionSettings
+from ingestflow.stages.base import RunContext
+from ingestflow.stages.partition import PAGES_PER_PART, UnstructuredPartitionStage
+from tests.stages.test_partition import HARBOUR, make_pdf
+
+PAGES = 60
+
+
+def long_pdf(pages: int = PAGES) -> bytes:
+    """A chapter title every fifth page, so titles parent text across page ranges."""
+    return make_pdf(
+        [
+            (f"Chapter {n // 5 + 1}\n" if n % 5 == 0 else "")
+            + HARBOUR.replace("spring", f"spring of year {n + 1}")
+            for n in range(pages)
+        ]
+    )
+
+
+def workflow(**partition: Any) -> dict[str, Any]:
+    return {
+        "name": "long",
+        "workflow_type": "custom",
+        "workflow_nodes": [
+            {
+                "name": "Partitioner",
+                "type": "partition",
+                "subtype": "unstructured_api",
+                "settings": {"strategy": "fast", "unique_element_ids": False, **partition},
+            },
+            {
+                "name": "Chunker",
+                "type": "chunk",
+                "subtype": "chunk_by_title",
+                "settings": {"max_characters": 400},
+            },
+        ],
+    }
+
+
+def run(tmp: Path, body: dict[str, Any], folder: Path, workers: int, name: str):
+    events: list[tuple[str, dict[str, Any]]] = []
+    out = tmp / name
+    record = run_workflow(
+        build_plan(body),
+        LocalSource([folder]),
+        LocalDestination(out),
+        tmp / f"ws-{name}",
+        RunOptions(workers=workers, trace=True, output_dir=str(out)),
+        lambda event, data: events.append((event, data)),
+    )
+    return record, events, out
+
+
+def test_page_ranges_cover_a_long_pdf_once_in_order() -> None:
+    stage = UnstructuredPartitionStage(
+        "P", "unstructured_api", UnstructuredPartitionSettings(strategy="fast"), RunContext()
+    )
+    doc = Document("d", "r", "log.pdf", data=long_pdf())
+    ranges = stage.page_ranges(doc, workers=2)
+    assert len(ranges) > 1
+    assert [p for first, last in ranges for p in range(first, last + 1)] == list(range(1, 61))
+    assert all(last - first + 1 >= PAGES_PER_PART["fast"] for first, last in ranges[:-1])
+    assert stage.page_ranges(doc, workers=1) == []  # nothing to spread over
+    short = Document("d", "r", "short.pdf", data=long_pdf(3))
+    assert stage.page_ranges(short, workers=2) == []
+    text = Document("d", "r", "notes.pdf", data=b"plain text, named .pdf")
+    assert stage.page_ranges(text, workers=2) == []  # read whole: the partitioner says why
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page_breaks", [False, True])
+def test_a_long_pdf_spread_over_workers_gives_what_one_call_gives(
+    tmp_path: Path, page_breaks: bool
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "log.pdf").write_bytes(long_pdf())
+    (folder / "notes.txt").write_text("A short note beside the long log.\n")
+    body = workflow(include_page_breaks=page_breaks)
+    one, one_events, one_out = run(tmp_path, body, folder, 1, "one")
+    two, two_events, two_out = run(tmp_path, body, folder, 2, "two")
+
+    assert not [e for e, _ in one_events if e == "pages"]  # one worker: the document whole
+    pages = [data for event, data in two_events if event == "pages"]
+    assert pages and pages[0]["filename"] == "log.pdf" and pages[0]["parts"] > 1
+    assert pages[-1]["done"] == pages[-1]["pages"] == PAGES
+
+    assert two["status"] == "COMPLETED" and two["processing_status"] == "SUCCESS", two
+    assert [(n["success"], n["failure"]) for n in two["node_stats"]] == [(2, 0), (2, 0)]
+    for name in ("log.pdf.json", "notes.txt.json"):
+        assert (two_out / name).read_text() == (one_out / name).read_text()
+    # the partition output itself (traced) is the same too, parents across ranges included
+    partitioned = [
+        traced(tmp_path / f"ws-{name}", record) for name, record in (("one", one), ("two", two))
+    ]
+    assert partitioned[0] == partitioned[1]
+    elements = partitioned[1]
+    assert {e["metadata"]["page_number"] for e in elements if e["type"] != "PageBreak"} == set(
+        range(1, PAGES + 1)
+    )
+    titles = {
+        e["metadata"]["page_number"]: e["element_id"] for e in elements if e["type"] == "Title"
+    }
+    assert sorted(titles) == list(range(1, PAGES + 1, 5))
+    for e in elements:  # each page's text sits under its chapter, across the ranges too
+        if e["type"] == "NarrativeText" and not page_breaks:  # (a page break ends a section)
+            chapter_page = (e["metadata"]["page_number"] - 1) // 5 * 5 + 1
+            assert e["metadata"]["parent_id"] == titles[chapter_page]
+    assert len({e["element_id"] for e in elements}) == len(elements)
+
+
+def traced(workspace: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The partitioner's traced output for log.pdf in a job."""
+    from ingestflow.runner.job import Workspace
+
+    ws = Workspace(workspace)
+    try:
+        (file,) = [f for f in ws.files(record["id"]) if f.filename == "log.pdf"]
+        (output,) = [
+            o
+            for o in record["output_node_files"]
+            if o["file_id"] == file.file_id and o["node_type"] == "partition"
+        ]
+        path = ws.node_output_path(record["id"], output["node_id"], file.file_id)
+        return json.loads(path.read_text())
+    finally:
+        ws.close()
+
+
+@pytest.mark.slow
+def test_a_page_range_that_cannot_be_read_fails_in_one_line_naming_its_pages() -> None:
+    from ingestflow.runner import worker
+
+    worker.init_worker(build_plan(workflow()), in_process=True)
+    try:
+        doc = Document("d", "r", "log.pdf", data=long_pdf())
+        ok = worker.process_part(doc, (1, 30))
+        assert ok.error is None and ok.part is not None and ok.part.elements
+        bad = worker.process_part(doc, (55, 70))  # past the last page
+        assert bad.part is None and bad.error is not None
+        assert bad.error.startswith("Partitioner: log.pdf: pages 55-70: ")
+        assert "\n" not in bad.error
+    finally:
+        worker.close_worker()
