@@ -73,6 +73,8 @@ class JobRunner:
         self.job_id = ""
         self.stop_requested = False
         self.notes: list[str] = []  # what stages say about the whole job (at precheck)
+        slow = any(stage.slow_per_document for stage in plan.stages())
+        self._batch_docs = 1 if slow else options.batch_docs  # balance seconds-long documents
 
     # --- public ---------------------------------------------------------------------------
     def precheck(self) -> None:
@@ -200,7 +202,7 @@ class JobRunner:
 
     def _group(self, window: list[Document]) -> Iterator[list[Document]]:
         sized = sorted(((doc, _size(doc)) for doc in window), key=lambda p: p[1], reverse=True)
-        return bounded_batches(sized, self.opts.batch_docs, self.opts.batch_bytes)
+        return bounded_batches(sized, self._batch_docs, self.opts.batch_bytes)
 
     def _unchanged(self, doc: Document) -> bool:
         try:
@@ -252,7 +254,7 @@ class JobRunner:
         except BaseException:
             _terminate(pool)
             raise
-        pool.shutdown(wait=True)
+        _terminate(pool)  # idle now, with nothing to flush: no need to wait for their teardown
 
     def _pool(self, plan: Plan, workers: int, threads: int) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context("spawn")
@@ -492,6 +494,8 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
+    for process in processes:
+        process.join(timeout=5)  # reaped: no zombie left behind
 
 
 def _size(doc: Document) -> int:

@@ -62,6 +62,7 @@ class VLMPartitionStage(Stage):
     """Auto (is_dynamic true) runs offline on Fast and High Res; VLM needs a model server."""
 
     settings: VLMPartitionSettings
+    slow_per_document = True
 
     def __init__(
         self, name: str, subtype: str, settings: VLMPartitionSettings, context: RunContext

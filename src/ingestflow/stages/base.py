@@ -45,6 +45,9 @@ class Stage:
     #: Stages that benefit from batching across documents (the embedder) set this True; the runner
     #: then calls `process_many` with several documents at once.
     batched = False
+    #: Stages that spend seconds on every document (layout models, OCR) set this True: the runner
+    #: then sends documents to the workers one at a time, so that the work stays balanced.
+    slow_per_document = False
 
     def __init__(self, name: str, subtype: str, settings: Settings, context: RunContext) -> None:
         self.name = name

@@ -3,7 +3,7 @@ ingestflow's table structure.
 
 `unstructured.partition.auto.partition(strategy="hi_res")` does the work — render pages, detect
 regions (`layout_model`), merge them with the PDF's text layer (pdfminer), OCR what has no text
-(tesseract), type the elements and order them (columns read one after the other) — with four
+(tesseract), type the elements and order them (columns read one after the other) — with five
 hooks, active only while a hi_res call runs in this process:
 
 - the library's text-layer probe (a full pdfminer pass whose only use under hi_res is "is there a
@@ -15,7 +15,10 @@ hooks, active only while a hi_res call runs in this process:
   downloads from a model hub;
 - link annotations are read on every page: the library keeps `metadata.links` only when the first
   page of the call has a link, which drops every link of a document (or page range) whose first
-  page has none.
+  page has none;
+- pages are rendered once: the library renders every page to a PNG file up to four times (layout,
+  OCR, and once per type of `extract_image_block_types`), and PNG encoding was a third of the
+  time of a text PDF; later renderings of the same pages are hard links to the first.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -127,18 +131,23 @@ def load_layout_model() -> None:
 # --- one call ------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Iterator[_Call]:
-    """Install the four hooks for one hi_res call (see the module docstring)."""
+    """Install the five hooks for one hi_res call (see the module docstring)."""
     import unstructured.partition.pdf as pdf_module
     import unstructured.partition.pdf_image.ocr as ocr_module
 
     layout_model.register()
     call = _Call(path, is_image, tables, "+".join(tesseract_codes(languages)))
+    import unstructured.partition.pdf_image.pdf_image_utils as image_utils
+    import unstructured_inference.inference.layout as layout_module
+
     saved = (
         pdf_module.extractable_elements,
         ocr_module.supplement_page_layout_with_ocr,
         pdf_module.document_to_element_list,
+        image_utils.render_pdf_to_image,
+        layout_module.convert_pdf_to_image,
     )
-    original_supplement, original_to_elements = saved[1], saved[2]
+    original_supplement, original_to_elements, original_render = saved[1], saved[2], saved[3]
 
     def probe(*args: Any, **kwargs: Any) -> list[list[Any]]:
         from unstructured.documents.elements import Text
@@ -170,14 +179,58 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
     ocr_module.supplement_page_layout_with_ocr = supplement
     pdf_module.document_to_element_list = to_elements
     try:
-        with _single_threaded_ocr():
+        with (
+            _single_threaded_ocr(),
+            tempfile.TemporaryDirectory(prefix="ingestflow-renders-") as folder,
+        ):
+            renders = _Renders(Path(folder), original_render)
+            image_utils.render_pdf_to_image = renders
+            layout_module.convert_pdf_to_image = renders
             yield call
     finally:
         (
             pdf_module.extractable_elements,
             ocr_module.supplement_page_layout_with_ocr,
             pdf_module.document_to_element_list,
+            image_utils.render_pdf_to_image,
+            layout_module.convert_pdf_to_image,
         ) = saved
+
+
+class _Renders:
+    """The library's page rendering (`convert_pdf_to_image`), done once per set of arguments:
+    the PNG files of the first call are kept (hard links, in `folder`) and later calls get links
+    to them in the folder they ask for."""
+
+    def __init__(self, folder: Path, render: Any) -> None:
+        self.folder = folder
+        self.render = render
+        self.done: dict[str, list[Path]] = {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = kwargs.get("output_folder")
+        if args or not kwargs.get("path_only") or not target or kwargs.get("file") is not None:
+            return self.render(*args, **kwargs)  # not a rendering to files: as the library does
+        key = repr(
+            sorted((k, str(v)) for k, v in kwargs.items() if k != "output_folder" and v is not None)
+        )
+        kept = self.done.get(key)
+        if kept is None:
+            paths = self.render(**kwargs)
+            keep = self.folder / str(len(self.done))
+            keep.mkdir()
+            self.done[key] = [_link(Path(path), keep / Path(path).name) for path in paths]
+            return paths
+        return [str(_link(path, Path(target) / path.name)) for path in kept]
+
+
+def _link(source: Path, target: Path) -> Path:
+    """`target` as a hard link to `source` (a copy across file systems)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+    return target
 
 
 class _NoLinks(list):

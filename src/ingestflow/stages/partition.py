@@ -85,6 +85,7 @@ class UnstructuredPartitionStage(Stage):
     ) -> None:
         super().__init__(name, subtype, settings, context)
         self._partition: Any = None
+        self.slow_per_document = settings.strategy == "hi_res"
 
     def precheck(self) -> None:
         """Stop before the run on a strategy, encoding or package the machine cannot serve."""
