@@ -9,6 +9,7 @@ element typing, reading order) runs on it unchanged. docs/hi_res.md says why thi
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -87,9 +88,15 @@ def _model_class() -> type:
 
             from rapid_layout import RapidLayout
 
+            # a worker's share of the cores (the runner sets OMP_NUM_THREADS in each worker)
+            threads = int(os.environ.get("OMP_NUM_THREADS") or -1)
             logging.disable(logging.INFO)  # its loggers reset their own level in each constructor
             try:
-                self.model = RapidLayout(model_dir_or_path=model_path, conf_thresh=confidence)
+                self.model = RapidLayout(
+                    model_dir_or_path=model_path,
+                    conf_thresh=confidence,
+                    engine_cfg={"intra_op_num_threads": threads},
+                )
             finally:
                 logging.disable(logging.NOTSET)
             self.layout_classes = class_map
