@@ -28,6 +28,9 @@ TS = EXPECTED / (
     "unstructured/test_unstructured_ingest/expected-structured-output/"
     "local-single-file-with-pdf-infer-table-structure"
 )
+#: Text similarity at which a cell counts as found in the "near" cell recall (the published
+#: outputs are OCR too: `42121` for 42.121, `sNO` for 2).
+NEAR = 0.8
 #: (document, published output with text_as_html)
 TABLE_CASES = [
     ("img/layout-parser-paper-with-table.jpg", TS / "layout-parser-paper-with-table.jpg.json"),
@@ -86,8 +89,26 @@ def partition(s, rel: str) -> list[dict]:
     return s.process(Document(rel, rel, path.name, path=path)).elements
 
 
+def best_recalls(expected: list[dict], found: list[dict], similarity: float) -> list[float]:
+    """Per expected table, the cell recall of the found table that matches it best."""
+    from ingestflow.quality import cell_recall
+
+    return [
+        max(
+            (
+                cell_recall(
+                    e["metadata"]["text_as_html"], f["metadata"].get("text_as_html"), similarity
+                )
+                for f in found
+            ),
+            default=0.0,
+        )
+        for e in expected
+    ]
+
+
 def quality() -> dict:
-    from ingestflow.quality import cell_recall, word_recall
+    from ingestflow.quality import word_recall
 
     hi = stage("hi_res")
     fast = stage("fast")
@@ -95,16 +116,8 @@ def quality() -> dict:
     for rel, expected_path in TABLE_CASES:
         expected = [e for e in json.loads(expected_path.read_text()) if e["type"] == "Table"]
         found = [e for e in partition(hi, rel) if e["type"] == "Table"]
-        recalls = [
-            max(
-                (
-                    cell_recall(e["metadata"]["text_as_html"], f["metadata"].get("text_as_html"))
-                    for f in found
-                ),
-                default=0.0,
-            )
-            for e in expected
-        ]
+
+        recalls, near = best_recalls(expected, found, 1.0), best_recalls(expected, found, NEAR)
         out["tables"].append(
             {
                 "document": rel,
@@ -112,6 +125,7 @@ def quality() -> dict:
                 "tables_expected": len(expected),
                 "tables_found": min(len(found), len(expected)),
                 "cell_recall": round(sum(recalls) / max(len(recalls), 1), 3),
+                f"cell_recall_near_{NEAR}": round(sum(near) / max(len(near), 1), 3),
             }
         )
     for rel, expected_path, languages in SCAN_CASES:

@@ -54,17 +54,32 @@ def table_rows(html: str) -> list[list[str]]:
     return parser.rows
 
 
-def cell_recall(expected_html: str, found_html: str) -> float:
-    """Share of the expected non-empty cells whose text is a cell of the found table (compared
-    as word sequences, so spacing and punctuation do not count)."""
+def cell_recall(expected_html: str, found_html: str, similarity: float = 1.0) -> float:
+    """Share of the expected non-empty cells whose text is a cell of the found table, compared as
+    word sequences (spacing and punctuation do not count), each found cell used once.
+
+    `similarity` below 1.0 also accepts a found cell whose text is at least that similar
+    (`difflib` ratio of the word sequences): published outputs are OCR too, so one misread
+    character on either side (`42121` for `42.121`) need not count as a missing cell."""
+    from difflib import SequenceMatcher
+
     want = [" ".join(words(c)) for row in table_rows(expected_html) for c in row]
     want = [c for c in want if c]
     if not want:
         return 1.0
-    have = Counter(" ".join(words(c)) for row in table_rows(found_html) for c in row)
-    hits = 0
-    for cell in want:
-        if have[cell] > 0:
-            have[cell] -= 1
-            hits += 1
-    return hits / len(want)
+    have = [" ".join(words(c)) for row in table_rows(found_html) for c in row]
+    missed = []
+    for cell in want:  # exact matches first, so that a near match never takes an exact one's cell
+        if cell in have:
+            have.remove(cell)
+        else:
+            missed.append(cell)
+    near = 0
+    if similarity < 1.0:
+        for cell in missed:
+            scored = [(SequenceMatcher(None, cell, h).ratio(), i) for i, h in enumerate(have)]
+            ratio, index = max(scored, default=(0.0, -1))
+            if ratio >= similarity:
+                have.pop(index)
+                near += 1
+    return (len(want) - len(missed) + near) / len(want)

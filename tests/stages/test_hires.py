@@ -213,6 +213,93 @@ def test_ruled_columns_from_the_rules_drawn():
     assert table_rows(table_html(words, img)) == [["a b", "c", "d"], ["e", "f", "g"]]
 
 
+def test_wrapped_column_titles_above_a_header_rule_are_one_row():
+    import numpy as np
+
+    img = np.full((200, 400), 255, np.uint8)
+    for y in (4, 68, 190):  # top, under the header, bottom: no rules between body rows
+        img[y, :] = 0
+    words = [Word("Inhibitor", 0, 10, 80, 30), Word("Rate", 200, 10, 240, 30)]
+    words += [Word("concentration", 0, 40, 120, 60), Word("(mm/year)", 200, 40, 290, 60)]
+    words += [Word("0", 0, 80, 10, 100), Word("2.5", 200, 80, 230, 100)]
+    words += [Word("10", 0, 110, 20, 130), Word("3.1", 200, 110, 230, 130)]
+    assert table_rows(table_html(words, img)) == [
+        ["Inhibitor concentration", "Rate (mm/year)"],
+        ["0", "2.5"],
+        ["10", "3.1"],
+    ]
+    # without the rules, the lines stay rows (nothing says the titles wrap)
+    assert len(table_rows(table_html(words))) == 4
+
+
+def test_a_grid_keeps_wrapped_cells_in_one_row_and_spans_rows_without_a_rule():
+    import numpy as np
+
+    img = np.full((160, 300), 255, np.uint8)
+    for y in (0, 50, 150):
+        img[y, :] = 0
+    img[100, 100:] = 0  # no rule under "North" in the first column: it spans two rows
+    img[:, 100] = 0
+    img[:, 200] = 0
+    words = [Word("Name", 10, 10, 60, 30), Word("Q1", 110, 10, 130, 30)]
+    words += [Word("Q2", 210, 10, 230, 25), Word("total", 210, 28, 250, 45)]  # wraps
+    words += [
+        Word("North", 10, 55, 60, 75),
+        Word("5", 110, 55, 120, 75),
+        Word("6", 210, 55, 220, 75),
+    ]
+    words += [Word("7", 110, 110, 120, 130), Word("8", 210, 110, 220, 130)]
+    html = table_html(words, img)
+    assert table_rows(html) == [["Name", "Q1", "Q2 total"], ["North", "5", "6"], ["7", "8"]]
+    assert '<td rowspan="2">North</td>' in html
+
+
+def test_a_title_wider_than_its_column_adds_no_empty_column():
+    words = [Word("Port", 0, 0, 40, 20), Word("Corrosion rate (mm/year)", 150, 0, 400, 20)]
+    for r, (a, b) in enumerate([("Aberdeen", "2.81"), ("Bergen", "1.50"), ("Cork", "0.94")]):
+        y = 40 + 30 * r
+        words += [Word(a, 0, y, 80, y + 20), Word(b, 150, y, 190, y + 20)]
+    assert table_rows(table_html(words)) == [
+        ["Port", "Corrosion rate (mm/year)"],
+        ["Aberdeen", "2.81"],
+        ["Bergen", "1.50"],
+        ["Cork", "0.94"],
+    ]
+
+
+def test_bulleted_text_becomes_list_items_in_order():
+    def bulleted() -> dict[str, Any]:
+        return {
+            "type": "NarrativeText",
+            "element_id": "a" * 32,
+            "text": "The module covers: ● What are product types? ● Who is involved? • Timescales",
+            "metadata": {"page_number": 2},
+        }
+
+    plain = {"type": "NarrativeText", "element_id": "b" * 32, "text": "A - B - C", "metadata": {}}
+    out = hires.split_list_items([bulleted(), plain], unique_ids=False)
+    assert [(e["type"], e["text"]) for e in out] == [
+        ("NarrativeText", "The module covers:"),
+        ("ListItem", "What are product types?"),
+        ("ListItem", "Who is involved?"),
+        ("ListItem", "Timescales"),
+        ("NarrativeText", "A - B - C"),  # hyphens are not bullets
+    ]
+    assert out[0]["element_id"] == "a" * 32
+    assert len({e["element_id"] for e in out}) == 5
+    assert all(e["metadata"] == {"page_number": 2} for e in out[:4])
+    again = hires.split_list_items([bulleted()], unique_ids=False)  # the same ids again
+    assert [e["element_id"] for e in again] == [e["element_id"] for e in out[:4]]
+
+
+def test_near_cell_recall_forgives_one_misread_character_only_when_asked():
+    expected = "<table><tr><td>42121</td><td>Port</td></tr></table>"
+    found = "<table><tr><td>42.121</td><td>Port</td></tr></table>"
+    assert cell_recall(expected, found) == 0.5
+    assert cell_recall(expected, found, 0.8) == 1.0
+    assert cell_recall(expected, "<table><tr><td>7</td><td>Port</td></tr></table>", 0.8) == 0.5
+
+
 # --- Auto ----------------------------------------------------------------------------------------
 def auto(path: Path, allow_fast: bool = True) -> Document:
     st = VLMPartitionSettings(is_dynamic=True, allow_fast=allow_fast)
@@ -301,11 +388,22 @@ def test_tables_are_found_with_their_cells(corpus: Path, doc: str, expected: str
     published = [e for e in json.loads((corpus / expected).read_text()) if e["type"] == "Table"]
     found = [e for e in run(corpus / doc, infer_table_structure=True) if e["type"] == "Table"]
     assert len(found) == len(published) == 1
-    # measured 0.81-0.90 (RESULTS.md); the bound leaves room for OCR noise, not for a lost grid
-    recall = cell_recall(
-        published[0]["metadata"]["text_as_html"], found[0]["metadata"]["text_as_html"]
-    )
-    assert recall >= 0.75
+    want, got = published[0]["metadata"]["text_as_html"], found[0]["metadata"]["text_as_html"]
+    # measured 0.83-0.90 exact, 0.94-0.96 near (RESULTS.md): the published cells are OCR too
+    assert cell_recall(want, got) >= 0.8
+    assert cell_recall(want, got, 0.8) >= 0.9
+    if "embedded-images-tables" in doc:  # two-line column titles over a header rule: one row
+        header = table_rows(got)[0]
+        assert header[0] == "Inhibitor concentration (g)" and len(header) == 7
+
+
+@pytest.mark.corpus
+def test_bulleted_lists_come_out_as_list_items(corpus: Path):
+    elements = run(corpus / "docs/pdf/list-item-example.pdf")
+    items = [e["text"] for e in elements if e["type"] == "ListItem"]
+    assert len(items) >= 17  # Fast finds 17; measured 24 (Fast leaves some bullets unsplit)
+    assert "What are product types?" in items
+    assert not any("●" in text for text in items)
 
 
 @pytest.mark.corpus

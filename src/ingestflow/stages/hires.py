@@ -56,6 +56,44 @@ class _Call:
     pages_ocr_blocks: int = 0
 
 
+# --- list items ----------------------------------------------------------------------------------
+#: Element types of a text region that may hold a bulleted list.
+_LIST_HOSTS = ("NarrativeText", "UncategorizedText", "Text")
+
+
+def split_list_items(elements: list[dict[str, Any]], unique_ids: bool) -> list[dict[str, Any]]:
+    """Text elements that hold bulleted items (the layout model has no list class: a list comes
+    as one text region) split into one ListItem per bullet, in place and in order; text before
+    the first bullet keeps its type. Only unambiguous bullet glyphs (•, ●, ▪ …) split, never a
+    hyphen. The items share the region's metadata; the first piece keeps the element's id, the
+    others get ids derived from it (random ones when unique_element_ids is true)."""
+    import copy
+    import re
+
+    from unstructured.nlp.patterns import UNAMBIGUOUS_BULLETS_PATTERN
+
+    from ingestflow.stages.ids import new_id
+
+    bullet = re.compile(UNAMBIGUOUS_BULLETS_PATTERN)
+    out: list[dict[str, Any]] = []
+    for element in elements:
+        text = element["text"]
+        starts = text.lstrip()[:1] and bullet.match(text.lstrip())
+        if element["type"] not in _LIST_HOSTS or (len(bullet.findall(text)) < 2 and not starts):
+            out.append(element)
+            continue
+        head, *items = bullet.split(text)
+        pieces = [(element["type"], head.strip())] if head.strip() else []
+        pieces += [("ListItem", item.strip()) for item in items if item.strip()]
+        for number, (kind, piece) in enumerate(pieces):
+            part = element if number == 0 else copy.deepcopy(element)
+            part["type"], part["text"] = kind, piece
+            if number:
+                part["element_id"] = new_id(unique_ids, element["element_id"], number)
+            out.append(part)
+    return out
+
+
 # --- environment ---------------------------------------------------------------------------------
 def tesseract_languages() -> set[str]:
     """Languages the installed tesseract can read (empty when tesseract is missing)."""

@@ -207,6 +207,8 @@ class UnstructuredPartitionStage(Stage):
         except Exception as exc:  # the library raises many types; each becomes one line
             raise DocumentError(_library_failure(exc, file_type, st.encoding)) from exc
         elements = [element.to_dict() for element in found]
+        if hi_res and paged:
+            elements = hires.split_list_items(elements, st.unique_element_ids)
         _name_files(elements, path, name, is_temp, temp_time)
         warnings: list[str] = []
         if file_type.name == "PDF" and whole:
