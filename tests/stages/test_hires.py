@@ -165,6 +165,17 @@ def test_page_breaks_exclusions_and_stable_ids(scans: dict[str, Path]):
     assert "PageBreak" not in {e["type"] for e in kept}
 
 
+def test_encoding_applies_to_the_text_formats_a_hi_res_workflow_reads(tmp_path: Path):
+    from ingestflow.errors import StageError
+
+    note = tmp_path / "note.txt"
+    note.write_bytes("Café crème: the harbour’s price list.".encode("cp1252"))
+    elements = run(note, encoding="cp1252")
+    assert "Café crème: the harbour’s price list." in " ".join(e["text"] for e in elements)
+    with pytest.raises(StageError, match="does not decode as utf-8"):
+        run(note)  # the default, utf-8, is applied strictly
+
+
 def test_a_missing_ocr_language_names_the_debian_package():
     installed = hires.tesseract_languages()
     missing = next(c for c in ("tha", "amh", "khm", "lao", "sin") if c not in installed)
