@@ -1,0 +1,1 @@
+"""Model providers: endpoints from the environment, the model-server client, offline backends."""

@@ -1,0 +1,269 @@
+"""One client for a model server: chat (with images) and embeddings, over the `openai` or the
+`anthropic` protocol, with bounded retries and bounded concurrency.
+
+The official `openai` and `anthropic` client libraries make the requests (their own retries off:
+one retry policy here, for both). Timeouts, connection failures, HTTP 429 (waiting what its
+`Retry-After` says, at most `MAX_RETRY_AFTER` seconds) and 5xx are retried with exponential
+backoff, `ATTEMPTS` tries in all (tenacity); anything else, or the last failure, raises
+`ProviderError` with one line naming the provider and what it answered. The API key never
+appears in an error (it is scrubbed from whatever the server echoed).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ingestflow.errors import DocumentError
+from ingestflow.providers.config import Endpoint
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Tries per request, the first included.
+ATTEMPTS = 4
+#: Backoff between tries without a Retry-After: BACKOFF, 2×, 4× … seconds, at most BACKOFF_MAX.
+BACKOFF = 0.5
+BACKOFF_MAX = 10.0
+#: A longer Retry-After is not waited for: the request fails instead.
+MAX_RETRY_AFTER = 60.0
+#: Output tokens asked for by default (the anthropic protocol requires a number).
+DEFAULT_MAX_TOKENS = 2048
+
+_LIMITS: dict[str, threading.BoundedSemaphore] = {}
+_LIMITS_LOCK = threading.Lock()
+
+
+class ProviderError(DocumentError):
+    """A model server failed, or answered something unusable, for one document."""
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image sent with a prompt."""
+
+    base64: str
+    mime_type: str = "image/png"
+
+
+class ModelClient:
+    """Requests to one endpoint; safe to share between threads."""
+
+    def __init__(self, endpoint: Endpoint, model: str | None = None) -> None:
+        self.endpoint = endpoint
+        self.model = endpoint.model or model or ""
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def label(self) -> str:
+        """How errors name this endpoint: provider, protocol, URL (never the key)."""
+        e = self.endpoint
+        return f"{e.name} ({e.protocol} protocol at {e.base_url})"
+
+    # --- requests -------------------------------------------------------------------------------
+    def chat(
+        self,
+        prompt: str,
+        images: Sequence[Image] = (),
+        system: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> str:
+        """The model's text answer to `prompt` (with `images` before it); ProviderError when
+        the server fails or the answer has no text."""
+        if self.endpoint.protocol == "anthropic":
+            answer = self._call(lambda: self._anthropic(prompt, images, system, max_tokens))
+        else:
+            answer = self._call(lambda: self._openai_chat(prompt, images, system, max_tokens))
+        if not answer or not answer.strip():
+            raise ProviderError(f"{self.label} answered with no text (model {self.model!r})")
+        return answer
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text (the openai protocol's embeddings API)."""
+        data = self._call(
+            lambda: self._openai().embeddings.create(model=self.model, input=list(texts))
+        )
+        try:
+            vectors = [list(item.embedding) for item in sorted(data.data, key=lambda d: d.index)]
+        except (AttributeError, TypeError) as exc:
+            raise ProviderError(f"{self.label}: unusable embeddings answer ({exc})") from None
+        if len(vectors) != len(texts):
+            raise ProviderError(
+                f"{self.label}: asked for {len(texts)} embeddings, got {len(vectors)}"
+            )
+        return vectors
+
+    # --- protocols ------------------------------------------------------------------------------
+    def _openai(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                self._client = openai.OpenAI(
+                    base_url=self.endpoint.base_url,
+                    api_key=self._key() or "not-needed",
+                    max_retries=0,
+                    timeout=self.endpoint.timeout,
+                )
+            return self._client
+
+    def _openai_chat(
+        self, prompt: str, images: Sequence[Image], system: str | None, max_tokens: int
+    ) -> str:
+        content: list[dict[str, Any]] = [
+            {"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.base64}"}}
+            for i in images
+        ]
+        content.append({"type": "text", "text": prompt})
+        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        response = self._openai().chat.completions.create(
+            model=self.model, messages=messages, max_tokens=max_tokens
+        )
+        try:
+            return response.choices[0].message.content or ""
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise ProviderError(f"{self.label}: unusable chat answer ({exc})") from None
+
+    def _anthropic(
+        self, prompt: str, images: Sequence[Image], system: str | None, max_tokens: int
+    ) -> str:
+        with self._lock:
+            if self._client is None:
+                import anthropic
+
+                self._client = anthropic.Anthropic(
+                    base_url=self.endpoint.base_url,
+                    api_key=self._key() or "not-needed",
+                    max_retries=0,
+                    timeout=self.endpoint.timeout,
+                )
+        content: list[dict[str, Any]] = [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": i.mime_type, "data": i.base64},
+            }
+            for i in images
+        ]
+        content.append({"type": "text", "text": prompt})
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": content}],
+        }
+        if system:
+            kwargs["system"] = system
+        response = self._client.messages.create(**kwargs)
+        try:
+            return "".join(b.text for b in response.content if getattr(b, "type", "") == "text")
+        except (AttributeError, TypeError) as exc:
+            raise ProviderError(f"{self.label}: unusable messages answer ({exc})") from None
+
+    # --- retries and errors ---------------------------------------------------------------------
+    def _call(self, request: Callable[[], T]) -> T:
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt
+
+        limit = _limit(self.endpoint)
+        try:
+            for attempt in Retrying(
+                stop=stop_after_attempt(ATTEMPTS),
+                wait=_wait,
+                retry=retry_if_exception(_transient),
+                reraise=True,
+            ):
+                with attempt, limit:
+                    return request()
+        except ProviderError:
+            raise
+        except Exception as exc:  # every client error becomes one line naming the provider
+            raise ProviderError(self._scrub(f"{self.label}: {describe(exc)}")) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _key(self) -> str | None:
+        key = self.endpoint.api_key
+        return key.get_secret_value() if key else None
+
+    def _scrub(self, text: str) -> str:
+        key = self._key()
+        return text.replace(key, "***") if key else text
+
+
+def map_bounded(fn: Callable[[T], R], items: Iterable[T], limit: int) -> list[R | BaseException]:
+    """`fn` over `items` with at most `limit` running at once, in order; an item whose call
+    raised has the exception in its place."""
+    items = list(items)
+    if not items:
+        return []
+
+    def safe(item: T) -> R | BaseException:
+        try:
+            return fn(item)
+        except Exception as exc:
+            return exc
+
+    if limit <= 1 or len(items) == 1:
+        return [safe(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(limit, len(items))) as pool:
+        return list(pool.map(safe, items))
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a client exception: the HTTP status and the server's message if any."""
+    status = getattr(exc, "status_code", None)
+    if status is not None:
+        body = getattr(exc, "body", None)
+        message = body.get("error", body) if isinstance(body, dict) else (body or str(exc))
+        if isinstance(message, dict):
+            message = message.get("message", message)
+        text = f"HTTP {status}: {message}"
+    elif exc.__class__.__name__ in ("APITimeoutError", "TimeoutException", "ReadTimeout"):
+        text = "no answer within the timeout (INGESTFLOW_<PROVIDER>_TIMEOUT)"
+    elif exc.__class__.__name__ == "APIConnectionError":
+        text = f"cannot connect ({exc.__cause__ or exc})"
+    else:
+        text = f"{exc.__class__.__name__}: {exc}"
+    return " ".join(str(text).split())[:400]
+
+
+def _transient(exc: BaseException) -> bool:
+    """Worth another try: a timeout, a lost connection, 429, or a 5xx."""
+    status = getattr(exc, "status_code", None)
+    if status is not None:
+        if status == 429:
+            after = _retry_after(exc)
+            return after is None or after <= MAX_RETRY_AFTER
+        return status >= 500
+    return exc.__class__.__name__ in ("APITimeoutError", "APIConnectionError")
+
+
+def _wait(state: Any) -> float:
+    exc = state.outcome.exception() if state.outcome else None
+    after = _retry_after(exc) if exc is not None else None
+    if after is not None:
+        return after
+    return min(BACKOFF_MAX, BACKOFF * 2 ** (state.attempt_number - 1))
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _limit(endpoint: Endpoint) -> threading.BoundedSemaphore:
+    """The process-wide bound on requests in flight to one endpoint."""
+    with _LIMITS_LOCK:
+        if endpoint.name not in _LIMITS:
+            _LIMITS[endpoint.name] = threading.BoundedSemaphore(endpoint.concurrency)
+        return _LIMITS[endpoint.name]
