@@ -117,9 +117,24 @@ def validate(
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        code = app(standalone_mode=False)
     except KeyboardInterrupt:
         sys.exit(130)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except typer.TyperException as usage:  # bad arguments: the parser's own message, exit 2
+        show = getattr(usage, "show", None)
+        if show is not None:
+            show()
+        sys.exit(getattr(usage, "exit_code", 2))
+    except Exception as exc:  # an unexpected error: one line, never a traceback
+        from ingestflow.runner.worker import reason
+
+        typer.echo(f"✗ ingestflow stopped on an unexpected error: {reason(exc)}", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 DEFAULT_WORKSPACE = Path(".ingestflow")

@@ -407,3 +407,34 @@ def test_auto_run_counts_pages_per_strategy_and_says_vlm_was_unavailable(tmp_pat
     assert {e["metadata"]["partition_strategy"] for e in scan} == {"hi_res"}
     notes = json.loads((out / "notes.txt.json").read_text())
     assert {e["metadata"]["partition_strategy"] for e in notes} == {"fast"}
+
+
+def test_an_unexpected_error_fails_the_job_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ingestflow import cli
+    from ingestflow.runner.job import Workspace
+    from ingestflow.stages.partition import UnstructuredPartitionStage
+
+    def broken(self: Any) -> None:
+        raise RuntimeError("a bug in a stage")
+
+    monkeypatch.setattr(UnstructuredPartitionStage, "precheck", broken)
+    folder = sample(tmp_path)
+    args = ["ingestflow", "run", str(write(tmp_path, PARTITION_ONLY)), "-i", str(folder)]
+    args += ["-o", str(tmp_path / "out"), "--workspace", str(tmp_path / "ws"), "--workers", "1"]
+    monkeypatch.setattr(sys, "argv", args)
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert "RuntimeError: a bug in a stage" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    ws = Workspace(tmp_path / "ws")
+    try:
+        (job,) = ws.list_jobs()
+        record = ws.job_record(job["id"])
+    finally:
+        ws.close()
+    assert record["status"] == "FAILED"
+    assert record["message"].startswith("precheck: RuntimeError: a bug in a stage")

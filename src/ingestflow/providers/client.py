@@ -135,7 +135,13 @@ class ModelClient:
     ) -> str:
         with self._lock:
             if self._client is None:
+                import warnings
+
                 import anthropic
+
+                # the client warns about model names it thinks retired; a local server's names
+                # are its own, and the workflow's model list is checked by validation
+                warnings.filterwarnings("ignore", message="The model .* is deprecated")
 
                 self._client = anthropic.Anthropic(
                     base_url=self.endpoint.base_url,

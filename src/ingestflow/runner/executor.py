@@ -108,6 +108,9 @@ class JobRunner:
             except IngestflowError as exc:
                 self._finish("FAILED", "FAILED", started, str(exc))
                 raise
+            except Exception as exc:  # a bug or a broken install: the job says so in one line
+                self._finish("FAILED", "FAILED", started, f"precheck: {worker.reason(exc)}")
+                raise
             self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
             self.progress("start", {"job_id": self.job_id, "workers": self.opts.worker_count()})
             with self._graceful_stop():

@@ -6,17 +6,20 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import WorkflowInvalid
 from ingestflow.spec import settings as s
-from ingestflow.spec.catalog import catalog
+from ingestflow.spec.catalog import ENRICHMENT_SUBTYPES, catalog
 from ingestflow.spec.models import WorkflowCreate
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.registry import NodeKind, stage_class
 from ingestflow.spec.rules import node_key
 from ingestflow.spec.validate import CheckedWorkflow, validate_workflow
 from ingestflow.stages.base import RunContext, Stage
+
+if TYPE_CHECKING:
+    from ingestflow.providers.config import Endpoint
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ def expand_template(data: Any) -> Any:
 def build_plan(
     data: Any,
     today: date | None = None,
-    endpoints: dict[str, str] | None = None,
+    endpoints: dict[str, Endpoint] | None = None,
     options: dict[str, Any] | None = None,
 ) -> Plan:
     """Validate a workflow body (templates expanded) and build its Plan; WorkflowInvalid if not."""
@@ -87,11 +90,17 @@ def build_plan(
         checked = validate_workflow(expand_template(data), today=today)
         if not checked.valid:
             raise WorkflowInvalid(checked.problems, what="template workflow")
-    return plan_from_checked(checked, endpoints or {}, options or {})
+    if endpoints is None:
+        from ingestflow.providers.config import endpoints_from_env
+
+        endpoints = endpoints_from_env()
+    return plan_from_checked(checked, endpoints, options or {})
 
 
 def plan_from_checked(
-    checked: CheckedWorkflow, endpoints: dict[str, str], options: dict[str, Any]
+    checked: CheckedWorkflow,
+    endpoints: dict[str, Endpoint] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Plan:
     """The Plan of an already validated workflow."""
     assert checked.workflow is not None and checked.valid
@@ -106,9 +115,29 @@ def plan_from_checked(
         )
     if not nodes:
         raise WorkflowInvalid([Problem("workflow_nodes", "the workflow has no nodes to run")])
-    unique = getattr(nodes[0].settings, "unique_element_ids", True)
+    from ingestflow.providers.config import context_provider, endpoints_from_env
+
+    first = nodes[0].settings
+    if isinstance(first, s.VLMPartitionSettings):
+        strategy = "auto" if first.is_dynamic else "vlm"
+    else:
+        strategy = getattr(first, "strategy", "fast")
+    blocks = tuple(getattr(first, "extract_image_block_types", None) or ())
+    if strategy == "auto":
+        from ingestflow.stages.auto import AUTO_IMAGE_BLOCKS
+
+        blocks = tuple(AUTO_IMAGE_BLOCKS)
     context = RunContext(
-        unique_element_ids=unique, endpoints=dict(endpoints), options=dict(options)
+        unique_element_ids=getattr(first, "unique_element_ids", True),
+        endpoints=dict(endpoints_from_env() if endpoints is None else endpoints),
+        options=dict(options or {}),
+        strategy=strategy,
+        image_block_types=blocks,
+        ocr_languages=tuple(getattr(first, "ocr_languages", None) or ("eng",)),
+        enrichment_tasks=tuple(
+            ENRICHMENT_SUBTYPES[n.subtype] for n in nodes if n.type == "prompter"
+        ),
+        context_provider=context_provider(),
     )
     return Plan(
         checked.workflow, tuple(nodes), context, tuple(w.one_line() for w in checked.warnings)

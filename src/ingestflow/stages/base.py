@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.elements import Document, Element
+from ingestflow.providers.config import Endpoint
 from ingestflow.spec.settings import Settings
 
 
@@ -25,14 +26,23 @@ class RunContext:
     """What every stage of a run may need besides its own settings.
 
     `unique_element_ids` is the partitioner's rule; chunk ids follow it (random UUIDs when true,
-    deterministic hashes when false). `endpoints` maps a provider or embedder name to the base URL
-    of a model server the user configured (remote features need one offline).
+    deterministic hashes when false). `endpoints` maps a provider or embedder name to the model
+    server the user configured (`providers.config`; remote features need one offline).
     """
 
     unique_element_ids: bool = True
     workspace: Path | None = None
-    endpoints: dict[str, str] = field(default_factory=dict)
+    endpoints: dict[str, Endpoint] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    #: The partitioner's strategy (`fast`, `hi_res`, `auto`, `vlm`) and the element types whose
+    #: images it keeps (`extract_image_block_types`): what enrichments may work on.
+    strategy: str = "fast"
+    image_block_types: tuple[str, ...] = ()
+    ocr_languages: tuple[str, ...] = ("eng",)
+    #: The enrichment tasks of the workflow (`image_description`, `ocr` …).
+    enrichment_tasks: tuple[str, ...] = ()
+    #: The provider contextual chunking uses.
+    context_provider: str = "provider_a"
 
 
 class Stage:
