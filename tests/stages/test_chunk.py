@@ -321,15 +321,41 @@ def test_table_chunks_get_a_deterministic_table_id() -> None:
 
 
 def test_contextual_chunking_needs_a_model_server() -> None:
-    with pytest.raises(EnvironmentProblem, match="no model server is configured"):
+    with pytest.raises(EnvironmentProblem, match="set INGESTFLOW_PROVIDER_A_BASE_URL"):
         stage("chunk_by_title", contextual_chunking_strategy="v1").precheck()
-    with_server = stage(
-        "chunk_by_title",
-        endpoints={"contextual_chunking": "http://127.0.0.1:9"},
-        contextual_chunking_strategy="v1",
-    )
-    with pytest.raises(EnvironmentProblem, match="no model-server client"):
-        with_server.precheck()
+
+
+def test_contextual_chunking_prepends_the_models_context_to_every_chunk() -> None:
+    from ingestflow.providers.config import context_provider, endpoints_from_env
+    from tests.fakes.models import FakeModelServer
+
+    elements = [
+        {"type": "Title", "element_id": "t", "text": "Harbour report", "metadata": {}},
+        {"type": "NarrativeText", "element_id": "n", "text": "Cargo grew by 4%.", "metadata": {}},
+        {"type": "Title", "element_id": "t2", "text": "Staff", "metadata": {}},
+        {"type": "NarrativeText", "element_id": "s", "text": "Nine pilots joined.", "metadata": {}},
+    ]
+    with FakeModelServer() as server:
+        server.reply(lambda r: "This chunk is about\n" + r.text.split("<chunk>\n")[1].split()[0])
+        env = {
+            "INGESTFLOW_PROVIDER_C_BASE_URL": server.openai_url,
+            "INGESTFLOW_CONTEXT_PROVIDER": "openai",
+        }
+        st = ChunkStage(
+            "Chunker",
+            "chunk_by_title",
+            s.ChunkByTitleSettings(contextual_chunking_strategy="v1", combine_text_under_n_chars=0),
+            RunContext(endpoints=endpoints_from_env(env), context_provider=context_provider(env)),
+        )
+        st.precheck()
+        st.open()
+        out = st.process(Document("d", "d", "report.txt", elements=[dict(e) for e in elements]))
+    assert len(out.elements) == 2 == len(server.requests)
+    first, second = out.elements
+    assert first["metadata"]["chunk_context"] == "This chunk is about Harbour"
+    assert first["text"] == "This chunk is about Harbour\n\nHarbour report\n\nCargo grew by 4%."
+    assert second["text"].startswith("This chunk is about Staff\n\nStaff")
+    assert "Nine pilots joined." in server.requests[0].text  # the document goes with each chunk
 
 
 def test_remote_chunker_url_is_refused() -> None:

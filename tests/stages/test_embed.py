@@ -27,7 +27,7 @@ ROCKET = "The rocket engine burned liquid oxygen and kerosene during launch."
 def embedder(
     subtype: str = "ibm",
     model: str = LOCAL,
-    endpoints: dict[str, str] | None = None,
+    endpoints: dict[str, Any] | None = None,
     **options: Any,
 ) -> EmbedStage:
     ctx = RunContext(endpoints=endpoints or {}, options=options)
@@ -112,17 +112,51 @@ def test_remote_model_without_endpoint_fails_at_precheck() -> None:
     st = embedder("voyageai", "voyage-3")
     with pytest.raises(
         EnvironmentProblem,
-        match=r"model `voyage-3` of provider `voyageai`.*no endpoint is configured for `voyageai`",
+        match=r"model `voyage-3` of provider `voyageai` runs on a model server.*"
+        r"set INGESTFLOW_VOYAGEAI_BASE_URL",
     ):
         st.precheck()
-    with pytest.raises(EnvironmentProblem, match="configure a model-server endpoint"):
-        st.open()
 
 
-def test_remote_model_with_endpoint_is_not_faked() -> None:
-    st = embedder("bedrock", "cohere.embed-english-v3", endpoints={"bedrock": "http://127.0.0.1:9"})
-    with pytest.raises(EnvironmentProblem, match="no client for remote embedding models"):
-        st.precheck()
+def remote(server: Any, subtype: str, model: str, **extra: str) -> EmbedStage:
+    from ingestflow.providers.config import endpoints_from_env
+
+    name = subtype.upper()
+    environ = {f"INGESTFLOW_{name}_BASE_URL": server.openai_url, **extra}
+    ctx = RunContext(endpoints=endpoints_from_env(environ), options={"embed_batch_size": 2})
+    st = EmbedStage("embedder", subtype, EmbedSettings(model_name=model), ctx)
+    st.open()
+    return st
+
+
+def test_remote_embeddings_are_batched_and_land_on_every_element() -> None:
+    from tests.fakes.models import FakeModelServer, vector
+
+    with FakeModelServer(dimension=512) as server:
+        st = remote(server, "voyageai", "voyage-3-lite")
+        a, b = st.process_many([doc(CAT_1, CAT_2, ROCKET), doc(" ", CAT_1, name="b.txt")])
+    assert [r.json["input"] for r in server.requests] == [[CAT_1, CAT_2], [ROCKET, CAT_1]]
+    assert {r.model for r in server.requests} == {"voyage-3-lite"}
+    assert [e["embeddings"] for e in a.elements] == [vector(t, 512) for t in (CAT_1, CAT_2, ROCKET)]
+    assert "embeddings" not in b.elements[0] and b.elements[1]["embeddings"] == vector(CAT_1, 512)
+
+
+def test_a_wrong_dimension_fails_at_the_first_batch_and_then_at_once() -> None:
+    from ingestflow.errors import StageError
+    from tests.fakes.models import FakeModelServer
+
+    with FakeModelServer(dimension=384) as server:
+        st = remote(server, "azure_openai", "text-embedding-3-small")
+        with pytest.raises(
+            StageError,
+            match=r"returned 384-dimension vectors for "
+            r"`text-embedding-3-small`, which has 1536",
+        ):
+            st.process_many([doc(CAT_1, CAT_2, ROCKET)])
+        assert len(server.requests) == 1
+        with pytest.raises(StageError, match="which has 1536"):
+            st.process_many([doc(CAT_1, name="b.txt")])
+        assert len(server.requests) == 1  # no more requests once the mismatch is known
 
 
 def test_unknown_model_is_invalid() -> None:

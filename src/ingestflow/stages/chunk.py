@@ -19,9 +19,16 @@
 
 Defaults: SPEC.md's where it states one (include_orig_elements false, multipage_sections false),
 the library's otherwise (max_characters 500, new_after_n_chars = combine_text_under_n_chars =
-max_characters, overlap 0). Settings the offline engine cannot honour stop the run at precheck:
-`contextual_chunking_strategy` (needs a language model) and `unstructured_api_url` (a remote
-chunker). `unstructured_api_key` alone names no service and is never used nor logged.
+max_characters, overlap 0). `unstructured_api_url` (a remote chunker) stops the run at
+precheck: chunking is local. `unstructured_api_key` alone names no service and is never used
+nor logged.
+
+`contextual_chunking_strategy: "v1"`: after chunking, a language model (the provider of
+`INGESTFLOW_CONTEXT_PROVIDER`, PROVIDER_A by default; no endpoint stops the run at precheck)
+writes for each chunk one or two sentences situating it in its document (the document's text,
+its first 24,000 characters, goes with each request); the context is prepended to the chunk's
+text, before embedding, and kept in `metadata.chunk_context`. Requests run concurrently within
+the endpoint's limit; a failed one fails the document.
 
 Chunk ids: random UUIDs when the run's `unique_element_ids` is true; otherwise the first 32 hex
 digits of SHA-256(document record id, chunk index, chunk text) - stable across runs with the same
@@ -36,6 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, WorkflowInvalid
+from ingestflow.providers import config
+from ingestflow.providers.config import Endpoint
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.rules import chunk_size_problems
 from ingestflow.spec.settings import (
@@ -43,22 +52,30 @@ from ingestflow.spec.settings import (
     ChunkByTitleSettings,
     ChunkSettings,
 )
-from ingestflow.stages.base import Stage
+from ingestflow.stages.base import RunContext, Stage
 from ingestflow.stages.ids import new_id
 
 if TYPE_CHECKING:
     from unstructured.documents.elements import Element as LibElement
 
+    from ingestflow.providers.client import ModelClient
+
 #: Used when `similarity_threshold` is absent: the hosted service's documented default.
 DEFAULT_SIMILARITY_THRESHOLD = 0.5
-#: `RunContext.endpoints` key of the language-model server contextual chunking would use.
-CONTEXTUAL_ENDPOINT = "contextual_chunking"
+#: How much of a document's text goes with each contextual-chunking request (the model sees
+#: the document's start when it is longer).
+CONTEXT_DOCUMENT_CHARS = 24_000
 
 SUBTYPES = ("chunk_by_character", "chunk_by_title", "chunk_by_page", "chunk_by_similarity")
 
 
 class ChunkStage(Stage):
     """Chunks one document's elements with the strategy named by the node's subtype."""
+
+    def __init__(self, name: str, subtype: str, settings: Any, context: RunContext) -> None:
+        super().__init__(name, subtype, settings, context)
+        self._endpoint: Endpoint | None = None
+        self._client: ModelClient | None = None
 
     def precheck(self) -> None:
         """Reject, before the run, what the offline engine cannot do or the library would reject."""
@@ -79,19 +96,22 @@ class ChunkStage(Stage):
                 "settings"
             )
         if st.contextual_chunking_strategy:
-            if not self.context.endpoints.get(CONTEXTUAL_ENDPOINT):
+            provider = self.context.context_provider
+            endpoint = config.resolve(provider, self.context.endpoints)
+            what = (
+                f"chunk node {self.name!r} (contextual_chunking_strategy "
+                f"{st.contextual_chunking_strategy!r})"
+            )
+            if endpoint is None:
+                raise config.missing(what, provider)
+            if endpoint.protocol == "local":
                 raise EnvironmentProblem(
-                    f"chunk node {self.name!r}: contextual_chunking_strategy "
-                    f"{st.contextual_chunking_strategy!r} prepends context written by a language "
-                    f"model, and no model server is configured; configure an endpoint under "
-                    f"{CONTEXTUAL_ENDPOINT!r} in the run's endpoints, or remove "
+                    f"{what}: the context is written by a language model, and "
+                    f"{endpoint.variable.replace('BASE_URL', 'PROTOCOL')} is `local`; point it "
+                    "at a model server (protocol openai or anthropic), or remove "
                     "contextual_chunking_strategy"
                 )
-            raise EnvironmentProblem(
-                f"chunk node {self.name!r}: an endpoint is configured for contextual chunking, "
-                "but this version of ingestflow has no model-server client for it yet; remove "
-                "contextual_chunking_strategy to chunk without the added context"
-            )
+            self._endpoint = endpoint
 
     @property
     def chunk_settings(self) -> ChunkSettings:
@@ -133,12 +153,42 @@ class ChunkStage(Stage):
             raise
         except Exception as exc:
             raise StageError(self.name, doc.filename, f"chunking failed: {exc}") from exc
+        source_text = "\n\n".join(e.text for e in elements if e.text and e.text.strip())
         doc.elements = assign_ids(
             [chunk.to_dict() for chunk in chunks],
             identity=doc.record_id or doc.id or doc.filename,
             unique=self.context.unique_element_ids,
         )
+        if self.chunk_settings.contextual_chunking_strategy:
+            self._add_context(doc, source_text)
         return doc
+
+    def _add_context(self, doc: Document, source_text: str) -> None:
+        """Prepend to each chunk a short context, written by the model, about the chunk's place
+        in its document; the context is kept in `metadata.chunk_context`."""
+        from ingestflow.providers.client import ModelClient, map_bounded
+        from ingestflow.providers.prompts import CONTEXT_PROMPT
+        from ingestflow.stages.prompter import DEFAULT_MODELS
+
+        if self._endpoint is None:
+            self.precheck()
+        endpoint = self._endpoint
+        assert endpoint is not None
+        if self._client is None:
+            self._client = ModelClient(endpoint, DEFAULT_MODELS.get(endpoint.name))
+        client = self._client
+        document = source_text[:CONTEXT_DOCUMENT_CHARS]
+
+        def context(chunk: dict[str, Any]) -> str:
+            prompt = CONTEXT_PROMPT.format(document=document, chunk=chunk["text"])
+            return " ".join(client.chat(prompt, max_tokens=200).split())
+
+        results = map_bounded(context, doc.elements, endpoint.concurrency)
+        for chunk, result in zip(doc.elements, results, strict=True):
+            if isinstance(result, BaseException):
+                raise StageError(self.name, doc.filename, f"contextual chunking: {result}")
+            chunk["metadata"]["chunk_context"] = result
+            chunk["text"] = f"{result}\n\n{chunk['text']}"
 
     def chunk(self, elements: list[LibElement]) -> list[LibElement]:
         """The chunks of `elements` (library Element objects) for this node's subtype."""

