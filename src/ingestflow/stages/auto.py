@@ -1,19 +1,22 @@
-"""Partitioner subtype `vlm`: the Auto strategy (pages routed to Fast or High Res) and VLM.
+"""Partitioner subtype `vlm`: the Auto strategy (pages routed to Fast, High Res or VLM) and the
+VLM strategy.
 
 Auto decides page by page (`route_pages`):
 - Fast when the page has a usable text layer and neither tables nor pictures;
-- High Res when it has tables or pictures (the layout model, run on a small rendering, finds
-  them; image objects drawn on the page count too) or no usable text layer (a scan);
-- never Fast when `allow_fast` is false;
-- VLM when a model server answers for the node's provider — not built yet (issue "Model
-  providers"): pages that would go there go to High Res, and the job says VLM was unavailable.
+- VLM, when a model server answers for the node's provider, for pages without a usable text
+  layer (scans) and pages with tables; images go to the VLM too;
+- High Res for the other pages with tables or pictures (the layout model, run on a small
+  rendering, finds them; image objects drawn on the page count too), and for scans and tables
+  when no model server is configured — the job then says VLM was unavailable;
+- never Fast when `allow_fast` is false.
 
 Runs of consecutive pages with the same strategy are partitioned together (a run is written to a
-PDF of its own, its pages numbered as in the document). Images go to High Res; other formats are
-read by their own partitioner, as Fast reads them. Every element carries
-`metadata.partition_strategy`, and the document's page counts per strategy reach the job.
+PDF of its own, its pages numbered as in the document). Other formats are read by their own
+partitioner, as Fast reads them. Every element carries `metadata.partition_strategy`, and the
+document's page counts per strategy reach the job.
 
-The VLM strategy (`is_dynamic: false`) needs a model server and stops the run at precheck.
+The VLM strategy (`is_dynamic: false`) sends every page to the model server (`stages.vlm`); no
+endpoint for its provider stops the run at precheck, naming the variable to set.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, EnvironmentProblem
+from ingestflow.providers import config
 from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
 from ingestflow.stages import filetypes, hires
 from ingestflow.stages.base import Part, RunContext, Stage
@@ -33,6 +37,7 @@ from ingestflow.stages.partition import (
     read_part,
     set_hierarchy,
 )
+from ingestflow.stages.vlm import VLMReader
 
 #: A page with fewer text-layer characters than this has no usable text layer.
 MIN_TEXT_CHARS = 40
@@ -70,6 +75,8 @@ class VLMPartitionStage(Stage):
         super().__init__(name, subtype, settings, context)
         self._fast: UnstructuredPartitionStage | None = None
         self._hi_res: UnstructuredPartitionStage | None = None
+        self._reader: VLMReader | None = None
+        self.endpoint: config.Endpoint | None = None
         self.job_notes: list[str] = []
 
     def _inner(self, strategy: str) -> UnstructuredPartitionStage:
@@ -84,38 +91,61 @@ class VLMPartitionStage(Stage):
         return UnstructuredPartitionStage(self.name, "unstructured_api", settings, self.context)
 
     def precheck(self) -> None:
-        """VLM stops here (no model-server client yet); Auto checks what High Res needs."""
+        """VLM needs its provider's model server; Auto checks what High Res needs and whether a
+        model server is there for its VLM pages."""
         provider = self.settings.provider
+        endpoint = config.resolve(provider, self.context.endpoints)
+        if endpoint is not None:
+            endpoint = endpoint.with_key(self.settings.provider_api_key)
+        usable = endpoint is not None and endpoint.protocol != "local"
         if not self.settings.is_auto:
-            if not self.context.endpoints.get(provider):
+            what = f"partition node {self.name!r} (VLM strategy)"
+            if endpoint is None:
+                raise config.missing(what, provider)
+            if not usable:
                 raise EnvironmentProblem(
-                    f"partition node {self.name!r}: the VLM strategy needs a model server "
-                    f"endpoint for provider {provider!r} and none is configured; offline, use "
-                    "Auto (is_dynamic true), High Res or Fast (subtype unstructured_api)"
+                    f"{what}: {endpoint.variable.replace('BASE_URL', 'PROTOCOL')} is `local`, "
+                    "and no offline backend reads page images as a vision-language model does; "
+                    "point it at a model server, or use Auto or High Res"
                 )
-            raise EnvironmentProblem(
-                f"partition node {self.name!r}: the VLM strategy through a model server is not "
-                "built yet; use Auto (is_dynamic true), High Res or Fast"
-            )
+            self.endpoint = endpoint
+            return
         self._inner("fast").precheck()
         self._inner("hi_res").precheck()
-        self.job_notes = [
-            f"partition node {self.name!r} (Auto): VLM was unavailable "
-            + (
-                f"(no model server is configured for provider {provider!r})"
-                if not self.context.endpoints.get(provider)
-                else "(the model-server client is not built yet)"
+        self.endpoint = endpoint if usable else None
+        if self.endpoint is None:
+            why = (
+                f"no model server is configured for {provider}: set "
+                f"{config.base_url_variable('provider_a' if provider == 'auto' else provider)}"
+                if endpoint is None
+                else "its model server's protocol is `local`"
             )
-            + "; pages were routed to Fast and High Res only"
-        ]
+            self.job_notes = [
+                f"partition node {self.name!r} (Auto): VLM was unavailable ({why}); pages were "
+                "routed to Fast and High Res only"
+            ]
 
     def open(self) -> None:
-        """Load both strategies once per process."""
-        if self._fast is None:
-            self.precheck()
+        """Load both strategies once per process (Auto), and the model-server client."""
+        if self._reader is not None or self._fast is not None:
+            return
+        self.precheck()
+        if self.endpoint is not None:
+            from ingestflow.stages.vlm import VLMReader
+
+            self._reader = VLMReader(
+                self.endpoint,
+                self.settings.model,
+                self.settings.output_format,
+                self.settings.format_html,
+            )
+        if self.settings.is_auto:
             self._fast, self._hi_res = self._inner("fast"), self._inner("hi_res")
             self._fast.open()
             self._hi_res.open()
+        else:  # the library offline (the VLM's HTML is read by its HTML partitioner), formats
+            self._fast = self._inner("fast")  # without pages, and the finishing rules
+            self._fast.open()
 
     def process(self, doc: Document) -> Document:
         """Partition `doc` page by page; StageError when it cannot be read."""
@@ -135,7 +165,10 @@ class VLMPartitionStage(Stage):
         return doc
 
     def page_ranges(self, doc: Document, workers: int) -> list[tuple[int, int]]:
-        """Page ranges of a long PDF, so that its pages are spread over the workers."""
+        """Page ranges of a long PDF, so that its pages are spread over the workers (Auto; the
+        VLM strategy's requests already run concurrently)."""
+        if not self.settings.is_auto:
+            return []
         return filetypes.pdf_page_ranges(doc, workers, PAGES_PER_PART)
 
     def process_part(self, doc: Document, pages: tuple[int, int]) -> Part:
@@ -178,29 +211,42 @@ class VLMPartitionStage(Stage):
         is_temp: bool,
         first_page: int = 1,
     ) -> tuple[list[Element], list[str], dict[str, int]]:
-        assert self._fast is not None and self._hi_res is not None
+        assert self._fast is not None
         if path.stat().st_size == 0:
             raise DocumentError("empty file (0 bytes)")
         file_type = filetypes.classify(path, name, "utf-8", images=True)
+        unique = self.settings.unique_element_ids
         if file_type.partitioner_shortname == "image":
+            if self._reader is not None:  # a photo or a scan: the VLM reads it
+                return self._reader.read(path, name, True, unique), [], {"vlm": 1}
+            assert self._hi_res is not None
             elements, warnings = self._hi_res._partition_file(path, name, is_temp)
             return _tag(elements, "hi_res"), warnings, {"hi_res": 1}
         if file_type.name != "PDF":
             elements, warnings = self._fast._partition_file(path, name, is_temp)
-            if not self.settings.fast_allowed:
+            if not self.settings.fast_allowed or not self.settings.is_auto:
                 warnings.append(
-                    f"allow_fast is false, but a {file_type.name} file has no pages to lay out: "
-                    "it was read by its own partitioner"
+                    f"a {file_type.name} file has no pages to lay out: it was read by its own "
+                    "partitioner (the Fast strategy)"
                 )
             return _tag(elements, "fast"), warnings, {}
-        routes = route_pages(path, self.settings.fast_allowed)
+        if not self.settings.is_auto:
+            assert self._reader is not None
+            elements = self._reader.read(path, name, False, unique, offset=first_page - 1)
+            return elements, [], {"vlm": len({e["metadata"]["page_number"] for e in elements})}
+        routes = route_pages(path, self.settings.fast_allowed, vlm=self._reader is not None)
         elements: list[Element] = []
         warnings: list[str] = []
         counts: dict[str, int] = {}
         offset = first_page - 1
         for strategy, first, last in _runs(routes):
             counts[strategy] = counts.get(strategy, 0) + last - first + 1
+            if strategy == "vlm":
+                assert self._reader is not None
+                elements.extend(self._reader.read(path, name, False, unique, (first, last), offset))
+                continue
             stage = self._hi_res if strategy == "hi_res" else self._fast
+            assert stage is not None
             if first == 1 and last == len(routes):
                 found, notes = stage._partition_file(path, name, is_temp, first_page=first_page)
             else:
@@ -231,8 +277,17 @@ def _runs(routes: list[PageRoute]) -> list[tuple[str, int, int]]:
     return runs
 
 
-def route_pages(path: Path, allow_fast: bool) -> list[PageRoute]:
-    """The strategy of every page of a PDF (see the module docstring)."""
+def route_pages(path: Path, allow_fast: bool, vlm: bool = False) -> list[PageRoute]:
+    """The strategy of every page of a PDF (see the module docstring); with `vlm`, scans and
+    pages with tables go to the VLM."""
+    routes = _route_pages(path, allow_fast, analyse=allow_fast or vlm)
+    if not vlm:
+        return routes
+    to_vlm = ("no usable text layer", "unreadable text layer", "tables")
+    return [PageRoute(r.page, "vlm", r.reason) if r.reason in to_vlm else r for r in routes]
+
+
+def _route_pages(path: Path, allow_fast: bool, analyse: bool) -> list[PageRoute]:
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
@@ -247,7 +302,7 @@ def route_pages(path: Path, allow_fast: bool) -> list[PageRoute]:
             page = pdf[index]
             try:
                 number = index + 1
-                if not allow_fast:
+                if not analyse:
                     routes.append(PageRoute(number, "hi_res", "allow_fast is false"))
                     continue
                 textpage = page.get_textpage()
@@ -283,8 +338,10 @@ def route_pages(path: Path, allow_fast: bool) -> list[PageRoute]:
                 if "Table" in kinds or "Picture" in kinds:
                     what = "tables" if "Table" in kinds else "pictures"
                     routes.append(PageRoute(number, "hi_res", what))
-                else:
+                elif allow_fast:
                     routes.append(PageRoute(number, "fast", "text layer, no tables or pictures"))
+                else:
+                    routes.append(PageRoute(number, "hi_res", "allow_fast is false"))
             finally:
                 page.close()
     finally:
