@@ -211,6 +211,10 @@ from ingestflow.cli_vectordb import app as vectordb_app  # noqa: E402
 
 app.add_typer(vectordb_app, name="vectordb")
 
+from ingestflow.cli_providers import app as providers_app  # noqa: E402
+
+app.add_typer(providers_app, name="providers")
+
 jobs_app = typer.Typer(
     help="Inspect jobs: records, failed files, per-node outputs.", no_args_is_help=True
 )
