@@ -34,7 +34,7 @@ def list_endpoints(as_json: JsonOpt = False) -> None:
         {
             "name": e.name,
             "protocol": e.protocol,
-            "base_url": e.base_url,
+            "base_url": e.shown_url,
             "model": e.model,
             "api_key": "set" if e.api_key else "none",
             "concurrency": e.concurrency,

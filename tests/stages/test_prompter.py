@@ -325,3 +325,54 @@ def test_local_ocr_uses_tesseract_and_says_so():
 def test_local_protocol_refuses_tasks_that_need_a_model():
     with pytest.raises(EnvironmentProblem, match="offline backends do only NER"):
         stage("provider_c_image_description", LOCAL)
+
+
+# --- review findings ----------------------------------------------------------------------------
+def test_one_spelling_per_provider_never_mixes_keys():
+    endpoints = endpoints_from_env(
+        {
+            "INGESTFLOW_PROVIDER_C_BASE_URL": "http://127.0.0.1:9/v1",
+            "INGESTFLOW_OPENAI_API_KEY": "sk-for-the-real-api",
+        }
+    )
+    assert endpoints["provider_c"].api_key is None
+    only_embedder = endpoints_from_env({"INGESTFLOW_BEDROCK_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert set(only_embedder) == {"bedrock"}  # not a PROVIDER_B chat endpoint too
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-3"])
+def test_unusable_numbers_are_named(value: str):
+    with pytest.raises(EnvironmentProblem, match="INGESTFLOW_PROVIDER_C_CONCURRENCY"):
+        endpoints_from_env(
+            {
+                "INGESTFLOW_PROVIDER_C_BASE_URL": "http://x/v1",
+                "INGESTFLOW_PROVIDER_C_CONCURRENCY": value,
+            }
+        )
+
+
+def test_a_long_retry_after_fails_at_once_instead_of_waiting(server: FakeModelServer):
+    import time
+
+    server.fault(Fault(503, times=None, headers={"Retry-After": "3600"}))
+    started = time.perf_counter()
+    with pytest.raises(StageError, match="HTTP 503"):
+        stage("provider_c_table2html", env(server)).process(doc(element("Table", "a")))
+    assert time.perf_counter() - started < 5 and len(server.requests) == 1
+
+
+def test_after_one_element_fails_the_others_are_not_requested(server: FakeModelServer):
+    server.fault(Fault(500, times=None))
+    st = stage("provider_c_ner", env(server, INGESTFLOW_PROVIDER_C_CONCURRENCY="1"))
+    with pytest.raises(StageError, match="HTTP 500"):
+        st.process(doc(*(element("NarrativeText", f"text {i}", image=False) for i in range(12))))
+    assert len(server.requests) == client_module.ATTEMPTS  # the first element's tries only
+
+
+def test_credentials_in_a_url_never_reach_a_message(server: FakeModelServer):
+    url = server.openai_url.replace("http://", "http://user:hunter2@") + "?api-key=hunter2"
+    server.fault(Fault(500, times=None))
+    st = stage("provider_c_table2html", {"INGESTFLOW_PROVIDER_C_BASE_URL": url})
+    with pytest.raises(StageError) as caught:
+        st.process(doc(element("Table", "a")))
+    assert "hunter2" not in str(caught.value)

@@ -62,7 +62,7 @@ class ModelClient:
     def label(self) -> str:
         """How errors name this endpoint: provider, protocol, URL (never the key)."""
         e = self.endpoint
-        return f"{e.name} ({e.protocol} protocol at {e.base_url})"
+        return f"{e.name} ({e.protocol} protocol at {e.shown_url})"
 
     # --- requests -------------------------------------------------------------------------------
     def chat(
@@ -122,9 +122,17 @@ class ModelClient:
         messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
         if system:
             messages.insert(0, {"role": "system", "content": system})
-        response = self._openai().chat.completions.create(
-            model=self.model, messages=messages, max_tokens=max_tokens
-        )
+        client = self._openai()
+        try:
+            response = client.chat.completions.create(
+                model=self.model, messages=messages, max_tokens=max_tokens
+            )
+        except Exception as exc:  # newer hosted models take max_completion_tokens instead
+            if getattr(exc, "status_code", None) != 400 or "max_tokens" not in str(exc):
+                raise
+            response = client.chat.completions.create(
+                model=self.model, messages=messages, max_completion_tokens=max_tokens
+            )
         try:
             return response.choices[0].message.content or ""
         except (AttributeError, IndexError, TypeError) as exc:
@@ -187,29 +195,35 @@ class ModelClient:
         except ProviderError:
             raise
         except Exception as exc:  # every client error becomes one line naming the provider
-            raise ProviderError(self._scrub(f"{self.label}: {describe(exc)}")) from None
+            raise ProviderError(f"{self.label}: {describe(exc, self._key())}") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _key(self) -> str | None:
         key = self.endpoint.api_key
         return key.get_secret_value() if key else None
 
-    def _scrub(self, text: str) -> str:
-        key = self._key()
-        return text.replace(key, "***") if key else text
+
+class Skipped(Exception):
+    """An item not run because an earlier one had failed (the document fails anyway)."""
 
 
 def map_bounded(fn: Callable[[T], R], items: Iterable[T], limit: int) -> list[R | BaseException]:
     """`fn` over `items` with at most `limit` running at once, in order; an item whose call
-    raised has the exception in its place."""
+    raised has the exception in its place. After the first failure the items not yet started
+    are skipped (`Skipped`): one failure fails the document, so the rest need not wait for a
+    server that times out."""
     items = list(items)
     if not items:
         return []
+    failed = threading.Event()
 
     def safe(item: T) -> R | BaseException:
+        if failed.is_set():
+            return Skipped("skipped after an earlier failure")
         try:
             return fn(item)
         except Exception as exc:
+            failed.set()
             return exc
 
     if limit <= 1 or len(items) == 1:
@@ -218,8 +232,15 @@ def map_bounded(fn: Callable[[T], R], items: Iterable[T], limit: int) -> list[R 
         return list(pool.map(safe, items))
 
 
-def describe(exc: BaseException) -> str:
-    """One line for a client exception: the HTTP status and the server's message if any."""
+def first_error(results: Iterable[object]) -> BaseException | None:
+    """The failure among `map_bounded`'s results (not the items skipped after it)."""
+    errors = [r for r in results if isinstance(r, BaseException)]
+    return next((e for e in errors if not isinstance(e, Skipped)), errors[0] if errors else None)
+
+
+def describe(exc: BaseException, secret: str | None = None) -> str:
+    """One line for a client exception: the HTTP status and the server's message if any
+    (`secret` scrubbed out before the line is cut to length)."""
     status = getattr(exc, "status_code", None)
     if status is not None:
         body = getattr(exc, "body", None)
@@ -233,17 +254,20 @@ def describe(exc: BaseException) -> str:
         text = f"cannot connect ({exc.__cause__ or exc})"
     else:
         text = f"{exc.__class__.__name__}: {exc}"
-    return " ".join(str(text).split())[:400]
+    text = str(text)
+    if secret:
+        text = text.replace(secret, "***")
+    return " ".join(text.split())[:400]
 
 
 def _transient(exc: BaseException) -> bool:
     """Worth another try: a timeout, a lost connection, 429, or a 5xx."""
     status = getattr(exc, "status_code", None)
     if status is not None:
-        if status == 429:
-            after = _retry_after(exc)
-            return after is None or after <= MAX_RETRY_AFTER
-        return status >= 500
+        if status != 429 and status < 500:
+            return False
+        after = _retry_after(exc)  # a longer wait than MAX_RETRY_AFTER: fail now instead
+        return after is None or after <= MAX_RETRY_AFTER
     return exc.__class__.__name__ in ("APITimeoutError", "APIConnectionError")
 
 
@@ -251,7 +275,7 @@ def _wait(state: Any) -> float:
     exc = state.outcome.exception() if state.outcome else None
     after = _retry_after(exc) if exc is not None else None
     if after is not None:
-        return after
+        return min(after, MAX_RETRY_AFTER)
     return min(BACKOFF_MAX, BACKOFF * 2 ** (state.attempt_number - 1))
 
 
@@ -269,7 +293,8 @@ def _retry_after(exc: BaseException) -> float | None:
 
 def _limit(endpoint: Endpoint) -> threading.BoundedSemaphore:
     """The process-wide bound on requests in flight to one endpoint."""
+    key = f"{endpoint.name} {endpoint.base_url} {endpoint.concurrency}"
     with _LIMITS_LOCK:
-        if endpoint.name not in _LIMITS:
-            _LIMITS[endpoint.name] = threading.BoundedSemaphore(endpoint.concurrency)
-        return _LIMITS[endpoint.name]
+        if key not in _LIMITS:
+            _LIMITS[key] = threading.BoundedSemaphore(endpoint.concurrency)
+        return _LIMITS[key]

@@ -16,13 +16,15 @@ One set of variables per provider (the enrichment, VLM and contextual-chunking p
 - `INGESTFLOW_<NAME>_CONCURRENCY`: requests in flight at once per worker (default 8);
 - `INGESTFLOW_<NAME>_TIMEOUT`: seconds per request (default 60).
 
-Vendor spellings name the same provider (`INGESTFLOW_OPENAI_BASE_URL` is PROVIDER_C's; the
-SPEC.md name wins when both are set). Contextual chunking uses PROVIDER_A unless
-`INGESTFLOW_CONTEXT_PROVIDER` names another.
+Vendor spellings name the same provider (`INGESTFLOW_OPENAI_BASE_URL` is PROVIDER_C's); all of
+a provider's variables are read with one spelling, SPEC.md's when its BASE_URL is set. `bedrock`
+names the embedder only (PROVIDER_B is configured as PROVIDER_B). Contextual chunking uses
+PROVIDER_A unless `INGESTFLOW_CONTEXT_PROVIDER` names another.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,6 +58,11 @@ class Endpoint:
     timeout: float = DEFAULT_TIMEOUT
 
     @property
+    def shown_url(self) -> str:
+        """The base URL for messages: without credentials or a query string."""
+        return display_url(self.base_url)
+
+    @property
     def variable(self) -> str:
         """The environment variable that configures this endpoint's URL."""
         return base_url_variable(self.name)
@@ -67,6 +74,20 @@ class Endpoint:
         from dataclasses import replace
 
         return replace(self, api_key=key)
+
+
+def display_url(url: str) -> str:
+    """`url` without a user, password or query (either may carry a secret)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<an unparsable URL>"
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def env_name(name: str) -> str:
@@ -85,16 +106,11 @@ def endpoints_from_env(environ: Mapping[str, str] | None = None) -> dict[str, En
     env = os.environ if environ is None else environ
     found: dict[str, Endpoint] = {}
     for name in (*CHAT_PROVIDERS, *EMBEDDERS):
-        prefixes = [f"INGESTFLOW_{env_name(name)}_"]
-        if name in VENDOR_NAMES:  # INGESTFLOW_OPENAI_… for provider_c
-            prefixes.append(f"INGESTFLOW_{VENDOR_NAMES[name].upper()}_")
+        prefix = _prefix(env, name)
 
-        def get(key: str, prefixes: list[str] = prefixes) -> tuple[str, str | None]:
-            for prefix in prefixes:
-                value = env.get(prefix + key)
-                if value is not None and value.strip():
-                    return prefix + key, value.strip()
-            return prefixes[0] + key, None
+        def get(key: str, prefix: str = prefix) -> tuple[str, str | None]:
+            value = env.get(prefix + key)
+            return prefix + key, (value.strip() or None) if value is not None else None
 
         _, base_url = get("BASE_URL")
         if not base_url:
@@ -123,6 +139,17 @@ def endpoints_from_env(environ: Mapping[str, str] | None = None) -> dict[str, En
             timeout=_number(get("TIMEOUT"), DEFAULT_TIMEOUT, minimum=0.1),
         )
     return found
+
+
+def _prefix(env: Mapping[str, str], name: str) -> str:
+    """The one prefix all of a provider's variables are read from: SPEC.md's name when its
+    BASE_URL is set, else the vendor spelling's (never one that names an embedder: `bedrock`
+    is an embedder subtype, so PROVIDER_B has no vendor-spelled variables)."""
+    own = f"INGESTFLOW_{env_name(name)}_"
+    vendor = VENDOR_NAMES.get(name)
+    if vendor is None or vendor in EMBEDDERS or (env.get(own + "BASE_URL") or "").strip():
+        return own
+    return f"INGESTFLOW_{vendor.upper()}_"
 
 
 def context_provider(environ: Mapping[str, str] | None = None) -> str:
@@ -165,6 +192,8 @@ def _number(found: tuple[str, str | None], default: float, minimum: float) -> fl
         number = float(value)
     except ValueError:
         raise EnvironmentProblem(f"{variable}={value!r} is not a number") from None
+    if not math.isfinite(number) or number > 1e6:
+        raise EnvironmentProblem(f"{variable}={value!r} is not a usable number")
     if number < minimum:
         raise EnvironmentProblem(f"{variable}={value!r} must be at least {minimum:g}")
     return number

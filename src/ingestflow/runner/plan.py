@@ -137,8 +137,13 @@ def plan_from_checked(
         enrichment_tasks=tuple(
             ENRICHMENT_SUBTYPES[n.subtype] for n in nodes if n.type == "prompter"
         ),
-        context_provider=context_provider(),
+        context_provider=context_provider() if _contextual(nodes) else "provider_a",
     )
     return Plan(
         checked.workflow, tuple(nodes), context, tuple(w.one_line() for w in checked.warnings)
     )
+
+
+def _contextual(nodes: list[PlannedNode]) -> bool:
+    """True when a chunker asks for contextual chunking (only then is its provider resolved)."""
+    return any(getattr(n.settings, "contextual_chunking_strategy", None) for n in nodes)

@@ -166,7 +166,7 @@ class ChunkStage(Stage):
     def _add_context(self, doc: Document, source_text: str) -> None:
         """Prepend to each chunk a short context, written by the model, about the chunk's place
         in its document; the context is kept in `metadata.chunk_context`."""
-        from ingestflow.providers.client import ModelClient, map_bounded
+        from ingestflow.providers.client import ModelClient, first_error, map_bounded
         from ingestflow.providers.prompts import CONTEXT_PROMPT
         from ingestflow.stages.prompter import DEFAULT_MODELS
 
@@ -184,9 +184,11 @@ class ChunkStage(Stage):
             return " ".join(client.chat(prompt, max_tokens=200).split())
 
         results = map_bounded(context, doc.elements, endpoint.concurrency)
+        error = first_error(results)
+        if error is not None:
+            raise StageError(self.name, doc.filename, f"contextual chunking: {error}")
         for chunk, result in zip(doc.elements, results, strict=True):
-            if isinstance(result, BaseException):
-                raise StageError(self.name, doc.filename, f"contextual chunking: {result}")
+            assert isinstance(result, str)
             chunk["metadata"]["chunk_context"] = result
             chunk["text"] = f"{result}\n\n{chunk['text']}"
 

@@ -156,7 +156,7 @@ class EmbedStage(Stage):
     def _remote(self, texts: list[str]) -> list[list[float]]:
         """Vectors from the model server, `batch_size` texts a request, requests in parallel up
         to the endpoint's concurrency; the first batch's dimension is checked."""
-        from ingestflow.providers.client import map_bounded
+        from ingestflow.providers.client import first_error, map_bounded
 
         assert self._client is not None and self.endpoint is not None
         if self._mismatch:
@@ -165,10 +165,12 @@ class EmbedStage(Stage):
         first = self._client.embed(batches[0])
         self._check_dimension(first)
         rest = map_bounded(self._client.embed, batches[1:], self.endpoint.concurrency)
+        error = first_error(rest)
+        if error is not None:
+            raise error
         vectors = list(first)
         for result in rest:
-            if isinstance(result, BaseException):
-                raise result
+            assert not isinstance(result, BaseException)
             self._check_dimension(result)
             vectors.extend(result)
         return vectors
@@ -178,7 +180,7 @@ class EmbedStage(Stage):
         if found != {self.dimension}:
             assert self.endpoint is not None
             self._mismatch = (
-                f"the model server at {self.endpoint.base_url} returned "
+                f"the model server at {self.endpoint.shown_url} returned "
                 f"{'/'.join(map(str, sorted(found)))}-dimension vectors for `{self.model_name}`, "
                 f"which has {self.dimension} (the destination's collection is built for that); "
                 f"check that the server serves `{self.model_name}` (or set "

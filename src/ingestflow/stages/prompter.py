@@ -29,7 +29,13 @@ from typing import Any
 from ingestflow.elements import Document, Element
 from ingestflow.errors import EnvironmentProblem, StageError
 from ingestflow.providers import config, local, prompts
-from ingestflow.providers.client import Image, ModelClient, ProviderError, map_bounded
+from ingestflow.providers.client import (
+    Image,
+    ModelClient,
+    ProviderError,
+    first_error,
+    map_bounded,
+)
 from ingestflow.spec.catalog import ENRICHMENT_SUBTYPES
 from ingestflow.spec.settings import NERSettings, Settings
 from ingestflow.stages.base import RunContext, Stage
@@ -101,9 +107,9 @@ class PrompterStage(Stage):
             targets,
             1 if self._client is None else self.endpoint.concurrency,
         )
-        for result in results:
-            if isinstance(result, BaseException):
-                raise StageError(self.name, doc.filename, self._reason(result)) from None
+        error = first_error(results)
+        if error is not None:
+            raise StageError(self.name, doc.filename, self._reason(error)) from None
         doc.elements = elements
         return doc
 

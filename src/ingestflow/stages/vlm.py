@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import base64
 import io
+import threading
 from pathlib import Path
 from typing import Any
 
 from ingestflow.elements import Element
 from ingestflow.errors import DocumentError
-from ingestflow.providers.client import Image, ModelClient, map_bounded
+from ingestflow.providers.client import Image, ModelClient, first_error, map_bounded
 from ingestflow.providers.config import Endpoint
 from ingestflow.providers.prompts import AnswerError, excerpt, unfence
 from ingestflow.stages.ids import new_id
 
 #: Rendering resolution of a PDF page sent to the model.
 VLM_DPI = 150
+_PDFIUM = threading.Lock()
 
 HTML_PROMPT = (
     "Convert this document page to semantic HTML, in reading order (a two-column page column "
@@ -82,20 +84,20 @@ class VLMReader:
         pages: tuple[int, int] | None = None,
         offset: int = 0,
     ) -> list[Element]:
-        """The elements of a PDF's pages (all, or `pages` first..last) or of an image; page
-        numbers are the file's plus `offset` (a file that is a page range of a document)."""
-        images = [(1, _image_png(path))] if is_image else _render(path, pages)
+        """The elements of a PDF's pages (all, or `pages` first..last) or of an image (each
+        frame of a multi-page TIFF is a page); page numbers are the file's plus `offset` (a file
+        that is a page range of a document). Pages are rendered as their request starts, so a
+        long PDF is never in memory as images all at once."""
+        import mimetypes
+
+        numbers = list(range(1, _frames(path) + 1)) if is_image else _page_numbers(path, pages)
         prompt = JSON_PROMPT if self.output_format == "application/json" else HTML_PROMPT
-        answers = map_bounded(
-            lambda item: self.client.chat(prompt, [Image(item[1])], max_tokens=8192),
-            images,
-            self.endpoint.concurrency,
-        )
-        elements: list[Element] = []
-        for (number, _), answer in zip(images, answers, strict=True):
+        filetype = (mimetypes.guess_type(name)[0] or "image/png") if is_image else "application/pdf"
+
+        def one(number: int) -> list[Element]:
             page = number + offset
-            if isinstance(answer, BaseException):
-                raise DocumentError(f"page {page}: {answer}") from None
+            image = _image_png(path, number - 1) if is_image else _render_page(path, number)
+            answer = self.client.chat(prompt, [Image(image)], max_tokens=8192)
             try:
                 found = self._elements(answer)
             except AnswerError as exc:
@@ -103,16 +105,23 @@ class VLMReader:
                     f"page {page}: {self.endpoint.name} answered something unusable: {exc}"
                 ) from None
             for index, element in enumerate(found):
-                metadata = element["metadata"]
-                metadata.update(
+                element["metadata"].update(
                     page_number=page,
                     filename=Path(name).name,
-                    filetype="image/png" if is_image else "application/pdf",
+                    filetype=filetype,
                     partition_strategy="vlm",
                 )
                 element["element_id"] = new_id(unique, name, page, index, element["text"])
-            elements.extend(found)
-        return elements
+            return found
+
+        results = map_bounded(one, numbers, self.endpoint.concurrency)
+        error = first_error(results)
+        if error is not None:
+            if isinstance(error, DocumentError) and str(error).startswith("page "):
+                raise error
+            page = numbers[results.index(error)] + offset
+            raise DocumentError(f"page {page}: {error}") from None
+        return [element for found in results for element in found]  # type: ignore[union-attr]
 
     def _elements(self, answer: str) -> list[Element]:
         if self.output_format == "application/json":
@@ -182,44 +191,78 @@ def _format(table: str, pretty: bool) -> str:
     return soup.prettify().strip() if pretty else str(soup)
 
 
-def _render(path: Path, pages: tuple[int, int] | None) -> list[tuple[int, str]]:
-    """(page number, PNG as Base64) of each page of a PDF."""
+def _page_numbers(path: Path, pages: tuple[int, int] | None) -> list[int]:
+    """The page numbers to read (all, or first..last)."""
     import pypdfium2 as pdfium
 
-    try:
+    with _PDFIUM:
+        try:
+            pdf = pdfium.PdfDocument(str(path))
+        except pdfium.PdfiumError as exc:
+            raise DocumentError(f"the PDF cannot be opened: {exc}") from None
+        try:
+            first, last = pages or (1, len(pdf))
+        finally:
+            pdf.close()
+    return list(range(first, last + 1))
+
+
+def _render_page(path: Path, number: int) -> str:
+    """One PDF page as PNG Base64, at VLM_DPI (pdfium is not thread-safe: one at a time)."""
+    import pypdfium2 as pdfium
+
+    with _PDFIUM:
         pdf = pdfium.PdfDocument(str(path))
-    except pdfium.PdfiumError as exc:
-        raise DocumentError(f"the PDF cannot be opened: {exc}") from None
+        image = _render_one(pdf, number)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", compress_level=1)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _render_one(pdf: Any, number: int) -> Any:
     try:
-        first, last = pages or (1, len(pdf))
-        out = []
-        for number in range(first, last + 1):
-            page = pdf[number - 1]
-            try:
-                bitmap = page.render(scale=VLM_DPI / 72)
-                buffer = io.BytesIO()
-                bitmap.to_pil().save(buffer, format="PNG", compress_level=1)
-                bitmap.close()
-            finally:
-                page.close()
-            out.append((number, base64.b64encode(buffer.getvalue()).decode()))
-        return out
+        page = pdf[number - 1]
+        try:
+            bitmap = page.render(scale=VLM_DPI / 72)
+            image = bitmap.to_pil()
+            bitmap.close()
+            return image
+        finally:
+            page.close()
     finally:
         pdf.close()
 
 
-def _image_png(path: Path) -> str:
-    """An image file as PNG Base64 (any format Pillow reads; HEIC through pi-heif)."""
+def _frames(path: Path) -> int:
+    """Pages of an image file (a multi-page TIFF has several)."""
     from PIL import Image as PILImage
 
+    _heif()
+    try:
+        with PILImage.open(path) as image:
+            return int(getattr(image, "n_frames", 1) or 1)
+    except OSError as exc:
+        raise DocumentError(f"the image cannot be read: {exc}") from None
+
+
+def _heif() -> None:
     try:
         from pi_heif import register_heif_opener
 
         register_heif_opener()
     except ImportError:  # pragma: no cover - pi-heif is a dependency
         pass
+
+
+def _image_png(path: Path, frame: int = 0) -> str:
+    """One frame of an image file as PNG Base64 (any format Pillow reads; HEIC through
+    pi-heif)."""
+    from PIL import Image as PILImage
+
+    _heif()
     try:
         with PILImage.open(path) as image:
+            image.seek(frame)
             buffer = io.BytesIO()
             image.convert("RGB").save(buffer, format="PNG", compress_level=1)
     except OSError as exc:
