@@ -32,4 +32,6 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check -c cons
 # build of OpenCV, which would overwrite the headless one the project uses: no deps, they are
 # listed in pyproject.toml.
 "${pip[@]}" --no-deps "rapid-layout==1.2.1"
+# The embedding model on ONNX Runtime, exported once from the bundled weights (no network).
+.venv/bin/python -m ingestflow.stages.minilm_onnx
 echo "setup: done (.venv ready)"

@@ -187,3 +187,63 @@ def test_only_minilm_runs_locally(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     finally:
         monkeypatch.delenv("INGESTFLOW_CATALOG")
         catalog.cache_clear()
+
+
+def corpus_texts(limit: int = 400) -> list[str]:
+    """Element texts of the fixture documents and, when present, the corpus's published outputs."""
+    from tests.conftest import CORPUS, FIXTURES
+
+    texts = [
+        line
+        for p in sorted((FIXTURES / "docs").iterdir())
+        if p.suffix in (".md", ".txt")
+        for line in p.read_text().splitlines()
+        if line.strip()
+    ]
+    for path in sorted((CORPUS / "expected").rglob("*.json"))[:60] if CORPUS.exists() else []:
+        try:
+            items = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        texts += [
+            str(e["text"]) for e in items if isinstance(e, dict) and str(e.get("text", "")).strip()
+        ]
+    return texts[:limit]
+
+
+def test_onnx_vectors_match_the_torch_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from ingestflow.stages import minilm_onnx
+
+    texts = corpus_texts()
+    assert len(texts) >= 20
+    onnx = minilm_onnx.load().encode(texts, 16)
+    reference = local_model().encode(
+        list(texts),
+        batch_size=16,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    cosine = (onnx * reference).sum(axis=1)
+    assert cosine.min() >= 0.999, float(cosine.min())
+    assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-4)
+    # order is kept though batches are sorted by length
+    single = minilm_onnx.load().encode([texts[5]], 1)[0]
+    assert float(single @ onnx[5]) > 0.9999
+
+
+def test_the_onnx_export_is_cached_and_atomic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingestflow.stages import minilm_onnx
+
+    monkeypatch.setenv("INGESTFLOW_CACHE", str(tmp_path))
+    path = minilm_onnx.export()
+    assert path.parent == tmp_path and path.stat().st_size > 50_000_000
+    stamp = path.stat().st_mtime_ns
+    assert minilm_onnx.export() == path and path.stat().st_mtime_ns == stamp  # kept, not redone
+    assert not list(tmp_path.glob("*.part"))

@@ -122,13 +122,13 @@ class ChunkStage(Stage):
     def open(self) -> None:
         """Import the chunking engine (and load the sentence model for similarity chunking)."""
         from ingestflow.offline import set_offline_env
-        from ingestflow.stages.embed import local_model, torch_threads
+        from ingestflow.stages.embed import prepare_local, torch_threads
 
         set_offline_env()
         import unstructured.chunking.basic  # noqa: F401  (the import is the slow part)
 
         if self.subtype == "chunk_by_similarity":
-            local_model(torch_threads(self.context.options))
+            prepare_local(torch_threads(self.context.options))
 
     def process(self, doc: Document) -> Document:
         """Replace the document's elements by its chunks."""

