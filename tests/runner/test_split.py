@@ -53,7 +53,7 @@ def workflow(**partition: Any) -> dict[str, Any]:
     }
 
 
-def run(tmp: Path, body: dict[str, Any], folder: Path, workers: int, name: str):
+def run(tmp: Path, body: dict[str, Any], folder: Path, workers: int, name: str, **options: Any):
     events: list[tuple[str, dict[str, Any]]] = []
     out = tmp / name
     record = run_workflow(
@@ -61,7 +61,7 @@ def run(tmp: Path, body: dict[str, Any], folder: Path, workers: int, name: str):
         LocalSource([folder]),
         LocalDestination(out),
         tmp / f"ws-{name}",
-        RunOptions(workers=workers, trace=True, output_dir=str(out)),
+        RunOptions(workers=workers, trace=True, output_dir=str(out), **options),
         lambda event, data: events.append((event, data)),
     )
     return record, events, out
@@ -127,6 +127,11 @@ def test_a_long_pdf_spread_over_workers_gives_what_one_call_gives(
 
 def traced(workspace: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
     """The partitioner's traced output for log.pdf in a job."""
+    return traced_node(workspace, record, "partition")
+
+
+def traced_node(workspace: Path, record: dict[str, Any], node_type: str) -> list[dict[str, Any]]:
+    """A node's traced output for log.pdf in a job."""
     from ingestflow.runner.job import Workspace
 
     ws = Workspace(workspace)
@@ -135,7 +140,7 @@ def traced(workspace: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
         (output,) = [
             o
             for o in record["output_node_files"]
-            if o["file_id"] == file.file_id and o["node_type"] == "partition"
+            if o["file_id"] == file.file_id and o["node_type"] == node_type
         ]
         path = ws.node_output_path(record["id"], output["node_id"], file.file_id)
         return json.loads(path.read_text())
@@ -158,3 +163,49 @@ def test_a_page_range_that_cannot_be_read_fails_in_one_line_naming_its_pages() -
         assert "\n" not in bad.error
     finally:
         worker.close_worker()
+
+
+@pytest.mark.slow
+def test_a_long_documents_embedding_is_spread_over_workers_and_put_back_in_order(
+    tmp_path: Path,
+) -> None:
+    import numpy as np
+
+    from ingestflow.runner import executor
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "log.pdf").write_bytes(long_pdf())
+    (folder / "notes.txt").write_text("A short note beside the long log.\n")
+    body = workflow()
+    body["workflow_nodes"][1]["settings"] = {"max_characters": 50}  # many chunks
+    body["workflow_nodes"].append(
+        {
+            "name": "Embedder",
+            "type": "embed",
+            "subtype": "ibm",
+            "settings": {"model_name": "sentence-transformers/all-minilm-l6-v2"},
+        }
+    )
+    _, _, one_out = run(tmp_path, body, folder, 1, "one")
+    spread: list[int] = []
+    original = executor._slices
+
+    def recording(doc: Any, workers: int) -> list[list[int]]:
+        groups = original(doc, workers)
+        spread.append(len(groups))
+        return groups
+
+    executor._slices = recording  # type: ignore[assignment]
+    try:  # a small batch_bytes makes the 60-page log "long" (it is most of the work in view)
+        two, _, two_out = run(tmp_path, body, folder, 2, "two", batch_bytes=1000)
+    finally:
+        executor._slices = original  # type: ignore[assignment]
+    assert spread and max(spread) > 1  # the embedding went out in slices
+    assert two["processing_status"] == "SUCCESS"
+    a = json.loads((one_out / "log.pdf.json").read_text())
+    b = json.loads((two_out / "log.pdf.json").read_text())
+    assert [(c["element_id"], c["text"]) for c in a] == [(c["element_id"], c["text"]) for c in b]
+    for x, y in zip(a, b, strict=True):  # batches differ, so padding does: float noise only
+        assert np.allclose(x["embeddings"], y["embeddings"], atol=1e-5)
+    assert traced_node(tmp_path / "ws-two", two, "embed") == b

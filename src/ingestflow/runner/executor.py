@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,8 @@ class JobRunner:
         self.notes: list[str] = []  # what stages say about the whole job (at precheck)
         slow = any(stage.slow_per_document for stage in plan.stages())
         self._batch_docs = 1 if slow else options.batch_docs  # balance seconds-long documents
+        self._fan_at: int | None = None
+        self._dominant: set[int] = set()  # ids of documents that are most of the work in view
 
     # --- public ---------------------------------------------------------------------------
     def precheck(self) -> None:
@@ -205,6 +207,12 @@ class JobRunner:
 
     def _group(self, window: list[Document]) -> Iterator[list[Document]]:
         sized = sorted(((doc, _size(doc)) for doc in window), key=lambda p: p[1], reverse=True)
+        total = sum(size for _, size in sized)
+        # a document that is most of the work in view gets its embedding spread over the
+        # workers; otherwise the other documents keep them busy and spreading only costs
+        self._dominant = {
+            id(doc) for doc, size in sized if size >= self.opts.batch_bytes and 2 * size > total
+        }
         return bounded_batches(sized, self._batch_docs, self.opts.batch_bytes)
 
     def _unchanged(self, doc: Document) -> bool:
@@ -239,14 +247,18 @@ class JobRunner:
         options.setdefault("torch_threads", threads)
         plan = _with_options(self.plan, options)
         pool = self._pool(plan, workers, threads)
-        first_stage = plan.stages()[0]  # asked, here, how to split a long document
+        stages = plan.stages()
+        first_stage = stages[0]  # asked, here, how to split a long document
+        # a long document stops before the batched stage (the embedder), whose work is then
+        # spread over the workers in slices of its elements
+        self._fan_at = next((i for i, st in enumerate(stages) if st.batched and i > 0), None)
         pending: dict[Future[Any], _Task] = {}
         limit = workers * 2  # bounded in-flight work: memory does not grow with the corpus
         try:
             for batch in self._batches():
                 self._check_stop()
                 self._submitted(batch)
-                for task in _tasks(batch, first_stage, workers):
+                for task in _tasks(batch, first_stage, workers, self._long_stop(batch)):
                     if task.part == 0:
                         self._split_progress(task)
                     while len(pending) >= limit:
@@ -285,9 +297,9 @@ class JobRunner:
             except BrokenProcessPool:
                 broken.append(task)
                 continue
-            join = self._done(task, result)
-            if join is not None:
-                pending[join.submit(pool, self.opts.trace)] = join
+            spare = len(pending) < workers  # workers would idle: spread a long document
+            for follow in self._done(task, result, workers if spare else 1):
+                pending[follow.submit(pool, self.opts.trace)] = follow
         if not broken:
             return pool
         # A worker died (a library crashed on some file): retry each document (or page range)
@@ -304,27 +316,66 @@ class JobRunner:
                 result = task.crashed(self.stats[0].node_id)
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = self._pool(plan, workers, threads)
-            join = self._done(task, result)
-            if join is not None:
-                retries.append(join)
+            retries += self._done(task, result, 1)
         return pool
 
-    def _done(self, task: _Task, result: Any) -> _Task | None:
-        """Record a finished task; after a long document's last page range, its join task."""
+    def _long_stop(self, batch: list[Document]) -> int | None:
+        """Where a long document's first task stops (before the embedder), or None."""
+        if self._fan_at is None or len(batch) != 1:
+            return None
+        return self._fan_at if id(batch[0]) in self._dominant else None
+
+    def _done(self, task: _Task, result: Any, workers: int) -> list[_Task]:
+        """Record a finished task; the tasks it leads to (a long document's join after its last
+        page range, its embedding slices after its first stages: as many as `workers` can
+        share — 1 when the other workers have enough queued work)."""
         split = task.split
-        if split is None or task.part < 0:
+        if task.fan is not None:
+            return self._fan_done(task, result)
+        if split is not None and task.part >= 0:
+            split.parts[task.part] = result
+            self._split_progress(task)
+            if any(part is None for part in split.parts):
+                return []
+            failed = [p for p in split.parts if p.error is not None]
+            if failed:
+                error = failed[0].error
+                self._collect([worker.DocResult(split.doc, False, error, self.stats[0].node_id)])
+                return []
+            return [_Task([split.doc], split, part=-1, stop=self._fan_at)]
+        if task.stop is None:
             self._collect(result)
-            return None
-        split.parts[task.part] = result
-        self._split_progress(task)
-        if any(part is None for part in split.parts):
-            return None
-        failed = [p for p in split.parts if p.error is not None]
-        if failed:
-            error = failed[0].error
-            self._collect([worker.DocResult(split.doc, False, error, self.stats[0].node_id)])
-            return None
-        return _Task([split.doc], split, part=-1)
+            return []
+        follow: list[_Task] = []
+        for r in result:  # the first stages are done: spread the embedding over the workers
+            if not r.ok:
+                self._collect([r])
+                continue
+            fan = _Fan(r, _slices(r.doc, workers))
+            follow += [
+                _Task([sub], start=task.stop, fan=fan, part=i) for i, sub in enumerate(fan.subs)
+            ]
+        return follow
+
+    def _fan_done(self, task: _Task, result: Any) -> list[_Task]:
+        fan = task.fan
+        assert fan is not None
+        (fan.results[task.part],) = result
+        if any(r is None for r in fan.results):
+            return []
+        prior, doc = fan.prior, fan.prior.doc
+        subs: list[worker.DocResult] = fan.results  # type: ignore[assignment]
+        failed = next((r for r in subs if not r.ok), None)
+        doc.warnings += [w for r in subs for w in r.doc.warnings]
+        if failed is None:
+            doc.elements = fan.restore([r.doc.elements for r in subs])
+            for node_id in subs[0].node_outputs:
+                outputs = [r.node_outputs.get(node_id, []) for r in subs]
+                prior.node_outputs[node_id] = fan.restore(outputs)
+        if failed is not None:
+            prior.ok, prior.error, prior.failed_node = False, failed.error, failed.failed_node
+        self._collect([prior])
+        return []
 
     def _split_progress(self, task: _Task) -> None:
         """Tell the progress display how far a long document spread over the workers is."""
@@ -432,21 +483,24 @@ class _Task:
 
     docs: list[Document]
     split: _Split | None = None
-    part: int = -1
+    part: int = -1  # a page range of `split`, or a slice of `fan`
+    stop: int | None = None  # run the stages before this one only (a long document)
+    start: int = 0  # run the stages from this one (a slice of a long document)
+    fan: _Fan | None = None
 
     def submit(self, pool: ProcessPoolExecutor, trace: bool) -> Future[Any]:
         if self.split is None:
-            return pool.submit(worker.process_batch, self.docs, trace)
+            return pool.submit(worker.process_batch, self.docs, trace, self.start, self.stop)
         if self.part >= 0:
             return pool.submit(worker.process_part, self.split.doc, self.split.ranges[self.part])
         parts = [result.part for result in self.split.parts]
-        return pool.submit(worker.process_joined, self.split.doc, parts, trace)
+        return pool.submit(worker.process_joined, self.split.doc, parts, trace, self.stop)
 
     def alone(self) -> list[_Task]:
         """This task as tasks of one document each (to find the one that crashes a worker)."""
-        if self.split is not None or len(self.docs) == 1:
+        if self.split is not None or self.fan is not None or len(self.docs) == 1:
             return [self]
-        return [_Task([doc]) for doc in self.docs]
+        return [_Task([doc], stop=self.stop) for doc in self.docs]
 
     def crashed(self, node_id: str) -> Any:
         """The result of a task whose worker process died."""
@@ -466,9 +520,57 @@ class _Task:
         ]
 
 
-def _tasks(batch: list[Document], first_stage: Stage, workers: int) -> Iterator[_Task]:
+@dataclass(eq=False)
+class _Fan:
+    """A long document's last stage (the embedder) spread over the workers: its elements in
+    contiguous slices, each a task, put back together in order."""
+
+    prior: worker.DocResult  # the document after the stages before
+    groups: list[list[int]]  # the element positions of each slice
+    subs: list[Document] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from dataclasses import replace
+
+        doc = self.prior.doc
+        self.subs = [
+            replace(doc, elements=[doc.elements[i] for i in group], warnings=[], stats={})
+            for group in self.groups
+        ]
+        self.results = [None] * len(self.subs)
+
+    def restore(self, sliced: list[list[Any]]) -> list[Any]:
+        """The slices' elements back in the document's order."""
+        out: list[Any] = [None] * sum(len(group) for group in self.groups)
+        for group, items in zip(self.groups, sliced, strict=True):
+            for position, item in zip(group, items, strict=True):
+                out[position] = item
+        return out
+
+
+#: Elements per embedding slice of a long document, at least.
+FAN_SLICE = 32
+
+
+def _slices(doc: Document, workers: int) -> list[list[int]]:
+    """Element positions of up to two slices a worker, at least FAN_SLICE elements each. Each
+    slice takes texts of similar length (the embedder pads a batch to its longest text: slices
+    cut in document order would pad short texts to long ones)."""
+    elements = doc.elements
+    count = max(1, min(workers * 2, len(elements) // FAN_SLICE))
+    order = sorted(range(len(elements)), key=lambda i: len(elements[i].get("text") or ""))
+    size = -(-len(order) // count) if order else 1
+    groups = [sorted(order[i : i + size]) for i in range(0, len(order), size)]
+    return groups or [[]]
+
+
+def _tasks(
+    batch: list[Document], first_stage: Stage, workers: int, stop: int | None = None
+) -> Iterator[_Task]:
     """A batch's tasks: a long document whose first stage splits it becomes one task per page
-    range (its join follows when they are all done); the others stay together."""
+    range (its join follows when they are all done); the others stay together. `stop`: the
+    batch is one long document whose first task stops before the embedder."""
     whole: list[Document] = []
     for doc in batch:
         ranges = first_stage.page_ranges(doc, workers)
@@ -478,7 +580,7 @@ def _tasks(batch: list[Document], first_stage: Stage, workers: int) -> Iterator[
         split = _Split(doc, ranges, [None] * len(ranges))
         yield from (_Task([doc], split, part=index) for index in range(len(ranges)))
     if whole:
-        yield _Task(whole)
+        yield _Task(whole, stop=stop)
 
 
 def _close_quietly(*connectors: Source | Destination) -> None:

@@ -78,9 +78,12 @@ def _stages() -> list[tuple[str, Stage]]:
     return _STAGES
 
 
-def process_batch(docs: list[Document], trace: bool) -> list[DocResult]:
-    """Run every stage over a batch: per document, or across the batch for batched stages."""
-    return _run([DocResult(doc) for doc in docs], _stages(), trace)
+def process_batch(
+    docs: list[Document], trace: bool, start: int = 0, stop: int | None = None
+) -> list[DocResult]:
+    """Run the stages (all, or those from `start` up to `stop`) over a batch: per document, or
+    across the batch for batched stages."""
+    return _run([DocResult(doc) for doc in docs], _stages()[start:stop], trace)
 
 
 def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
@@ -97,9 +100,12 @@ def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
     return PartResult(pages, part=part, seconds=time.perf_counter() - started)
 
 
-def process_joined(doc: Document, parts: list[Part], trace: bool) -> list[DocResult]:
-    """A long document from its partitioned page ranges, then the remaining stages."""
-    (node_id, stage), *rest = _stages()
+def process_joined(
+    doc: Document, parts: list[Part], trace: bool, stop: int | None = None
+) -> list[DocResult]:
+    """A long document from its partitioned page ranges, then the remaining stages (up to
+    `stop`)."""
+    (node_id, stage), *rest = _stages()[:stop]
     result = DocResult(doc)
     try:
         result.doc = stage.join_parts(doc, parts)
