@@ -173,7 +173,7 @@ def test_encoding_applies_to_the_text_formats_a_hi_res_workflow_reads(tmp_path: 
     elements = run(note, encoding="cp1252")
     assert "Café crème: the harbour’s price list." in " ".join(e["text"] for e in elements)
     with pytest.raises(StageError, match="does not decode as utf-8"):
-        run(note)  # the default, utf-8, is applied strictly
+        run(note, encoding="utf-8")  # an encoding the workflow sets is strict
 
 
 def test_a_missing_ocr_language_names_the_debian_package():

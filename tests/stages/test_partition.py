@@ -303,16 +303,29 @@ def test_xml_keep_tags(make: Make):
 def test_encoding_decodes_text_in_the_named_encoding(make: Make):
     data = "Café menu\n\nThe crème brûlée costs 5 € at the harbour café.\n".encode("cp1252")
     with pytest.raises(DocumentError, match=r"does not decode as utf-8 .*encoding setting"):
-        make().process(doc_of(data, "menu.txt"))
+        make(encoding="utf-8").process(doc_of(data, "menu.txt"))  # set: strict
     doc = make(encoding="cp1252").process(doc_of(data, "menu.txt"))
     assert "The crème brûlée costs 5 € at the harbour café." in texts(doc)
+    assert not doc.warnings
+
+
+def test_an_unset_encoding_is_detected_and_said(make: Make):
+    data = "Café menu\n\nThe crème brûlée costs 5 € at the harbour café.\n".encode("cp1252")
+    doc = make().process(doc_of(data, "menu.txt"))
+    assert "The crème brûlée costs 5 € at the harbour café." in texts(doc)
+    assert any("read as cp1252, detected from its bytes" in w for w in doc.warnings)
+    czech = "Příliš žluťoučký kůň úpěl ďábelské ódy.\n".encode("cp1250")
+    doc = make().process(doc_of(czech, "kun.txt"))
+    assert "Příliš žluťoučký kůň úpěl ďábelské ódy." in texts(doc)
 
 
 @pytest.mark.corpus
 def test_encoding_cp1252_on_the_corpus_html(make: Make, corpus: Path):
     path = corpus / "docs" / "fake-html-cp1252.html"
     with pytest.raises(DocumentError, match="does not decode as utf-8"):
-        make().process(doc_of(path))
+        make(encoding="utf-8").process(doc_of(path))
+    detected = make().process(doc_of(path))
+    assert "L'été était très chaud cette année." in texts(detected)
     doc = make(encoding="cp1252").process(doc_of(path))
     assert "L'été était très chaud cette année." in texts(doc)
     assert "Der Preis betrug 15,50 €." in texts(doc)
@@ -696,6 +709,14 @@ def test_corpus_conformance_with_the_library(make: Make, corpus: Path, options: 
         }
         try:
             expected = [e.to_dict() for e in partition(filename=str(path), **kwargs)]
+        except UnicodeDecodeError:  # not utf-8: detected when the workflow set no encoding
+            if "encoding" in st.model_fields_set:
+                with pytest.raises(DocumentError, match="does not decode as"):
+                    stage.process(doc_of(path))
+            else:
+                detected = stage.process(doc_of(path))
+                assert any("detected from its bytes" in w for w in detected.warnings)
+            continue
         except Exception:  # the library cannot read it under Fast: the stage must say why
             if path.suffix == ".eml":  # ... except an email, whose body is kept
                 expected = [
@@ -744,3 +765,17 @@ def test_vlm_needs_a_model_server():
     stage = VLMPartitionStage("Partitioner", "vlm", st, RunContext())
     with pytest.raises(EnvironmentProblem, match=r"set INGESTFLOW_PROVIDER_A_BASE_URL"):
         stage.precheck()
+
+
+def test_a_pdf_pdfminer_cannot_read_falls_back_to_pdfium_with_a_warning(make: Make):
+    import re
+
+    good = make_pdf([f"Quarterly Report\n{HARBOUR}", "The second page tells how the season ended."])
+    broken = re.sub(rb"/Length (\d+)", b"/Length 3", good)  # pdfminer reads nothing of it
+    doc = make(unique_element_ids=False).process(doc_of(broken, "report.pdf"))
+    assert HARBOUR in texts(doc) and "how the season ended" in texts(doc)
+    assert [e["metadata"]["page_number"] for e in doc.elements][-1] == 2
+    assert {e["metadata"]["filetype"] for e in doc.elements} == {"application/pdf"}
+    assert any("pdfium reads" in w for w in doc.warnings)
+    again = make(unique_element_ids=False).process(doc_of(broken, "report.pdf"))
+    assert [e["element_id"] for e in again.elements] == [e["element_id"] for e in doc.elements]

@@ -9,8 +9,10 @@
   library tries to download a model and PDF Fast silently yields nothing.
 - Settings: include_page_breaks, xml_keep_tags, encoding and unique_element_ids are passed to the
   library; exclude_elements drops those types afterwards (the `parent_id` of the others stays as
-  the library set it); coordinates=false removes `metadata.coordinates`. `encoding` is strict:
-  text that does not decode with it fails with a hint (no guessing). extract_image_block_types
+  the library set it); coordinates=false removes `metadata.coordinates`. An `encoding` the
+  workflow sets is strict: text that does not decode with it fails with a hint. When it is not
+  set and the text is not utf-8 (the default), the encoding is detected from the bytes, used,
+  and named in a warning. extract_image_block_types
   puts the Base64 of inline (data: URI) HTML images into `image_base64`; for a PDF it needs
   hi_res, which a warning says. ocr_languages, pdf_infer_table_structure and
   infer_table_structure do nothing under Fast.
@@ -197,20 +199,41 @@ class UnstructuredPartitionStage(Stage):
             kwargs["process_attachments"] = False  # attachments follow, by this stage's rules
         paged = file_type.name == "PDF" or file_type.partitioner_shortname == "image"
         temp_time = file_mtime(path) if is_temp and not last_modified else None
+        warnings: list[str] = []
         try:
-            if hi_res and paged:
-                found = self._hi_res(path, file_type, kwargs)
-            else:
+            try:
+                if hi_res and paged:
+                    found = self._hi_res(path, file_type, kwargs)
+                else:
+                    found = self._partition(**kwargs)
+            except UnicodeDecodeError:
+                detected = None if "encoding" in st.model_fields_set else detect_encoding(path)
+                if detected is None:
+                    raise
+                kwargs["encoding"] = detected  # the default did not fit: the detected one
                 found = self._partition(**kwargs)
+                warnings.append(
+                    f"the text is not {st.encoding} (the default encoding); it was read as "
+                    f"{detected}, detected from its bytes (set the partitioner's encoding "
+                    "setting to choose)"
+                )
         except DocumentError:
             raise
         except Exception as exc:  # the library raises many types; each becomes one line
             raise DocumentError(_library_failure(exc, file_type, st.encoding)) from exc
         elements = [element.to_dict() for element in found]
+        if file_type.name == "PDF" and not hi_res and not _has_text(elements):
+            read = _pdfium_elements(path, name, st, first_page)  # pdfminer read nothing
+            if read:
+                elements = read
+                warnings.append(
+                    "the Fast reader (pdfminer) found no text in this PDF's text layer, which "
+                    "pdfium reads: its text was taken from pdfium instead (paragraphs, without "
+                    "layout analysis)"
+                )
         if hi_res and paged:
             elements = hires.split_list_items(elements, st.unique_element_ids)
         _name_files(elements, path, name, is_temp, temp_time)
-        warnings: list[str] = []
         if file_type.name == "PDF" and whole:
             warnings.extend(self._pdf_checks(path, elements))
         if file_type.name in _EMAIL_TYPES:
@@ -436,6 +459,66 @@ def _materialise(doc: Document) -> Iterator[tuple[Path, bool]]:
             yield path, True
     else:
         raise DocumentError("the document has neither a path nor data")
+
+
+def _pdfium_elements(
+    path: Path, name: str | None, st: UnstructuredPartitionSettings, first_page: int
+) -> list[Element]:
+    """A PDF's text as pdfium reads it, page by page, as the library's text elements (its text
+    partitioner groups lines into paragraphs and types them); [] when pdfium reads nothing."""
+    import pypdfium2 as pdfium
+    from unstructured.documents.elements import PageBreak, assign_and_map_hash_ids
+    from unstructured.partition.text import partition_text
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError:
+        return []
+    pages: list[str] = []
+    try:
+        for index in range(len(pdf)):
+            page = pdf[index]
+            try:
+                textpage = page.get_textpage()
+                pages.append(textpage.get_text_range().replace("\r\n", "\n"))
+                textpage.close()
+            finally:
+                page.close()
+    finally:
+        pdf.close()
+    found: list[Any] = []
+    stamp = file_mtime(path)
+    for number, text in enumerate(pages, first_page):
+        if not text.strip():
+            continue
+        if found and st.include_page_breaks:
+            found.append(PageBreak(text=""))
+        for element in partition_text(text=text, languages=["eng"]):
+            metadata = element.metadata
+            metadata.page_number = number
+            metadata.filename = os.path.basename(name) if name else path.name
+            metadata.filetype = "application/pdf"
+            metadata.last_modified = stamp
+            found.append(element)
+    if not st.unique_element_ids:
+        found = assign_and_map_hash_ids(found)
+    return [element.to_dict() for element in found]
+
+
+def detect_encoding(path: Path) -> str | None:
+    """The text encoding of a file that is not the default's, from its bytes (charset
+    detection); among equally likely single-byte encodings, cp1252 (the commonest) first."""
+    import charset_normalizer
+
+    results = list(charset_normalizer.from_path(path))
+    if not results:
+        return None
+    calm = min(r.chaos for r in results)
+    tied = [r for r in results if r.chaos <= calm + 0.01]
+    for r in tied:
+        if "cp1252" in r.could_be_from_charset:
+            return "cp1252"
+    return max(tied, key=lambda r: r.coherence).encoding
 
 
 def file_mtime(path: Path) -> str | None:
