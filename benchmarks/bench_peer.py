@@ -47,7 +47,8 @@ WORKFLOW = {
             "name": "Chunker",
             "type": "chunk",
             "subtype": "chunk_by_title",
-            "settings": {"max_characters": CHUNK_MAX},
+            # the library's default, which the peer's by_title uses (the spec's default is false)
+            "settings": {"max_characters": CHUNK_MAX, "multipage_sections": True},
         },
         {
             "name": "Embedder",
