@@ -114,3 +114,16 @@ def test_malformed_connector_json_masks_the_secret_on_the_quoted_line(tmp_path: 
 def test_bad_as_of_date_is_exit_two() -> None:
     result = runner.invoke(app, ["validate", str(VALID), "--as-of", "2025-13-01"])
     assert result.exit_code == 2 and "not a date" in result.output
+
+
+def test_version_and_short_help() -> None:
+    from importlib.metadata import version
+
+    from typer.testing import CliRunner
+
+    from ingestflow.cli import app
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"ingestflow {version('ingestflow')}"
+    short = CliRunner().invoke(app, ["run", "-h"])
+    assert short.exit_code == 0 and "Usage: ingestflow run" in short.stdout
