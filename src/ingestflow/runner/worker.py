@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -38,6 +39,9 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if torch_threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
+    if not in_process and _torch_unused(plan):
+        # spaCy's thinc imports torch when it can (~1.2 s a worker) though nothing here uses it
+        sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
     global _OPEN_ERROR
     stages = plan.stages()
     try:
@@ -50,6 +54,22 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
         _OPEN_ERROR = problem  # raised by every task, so the parent stops the run once
         return
     _STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
+
+
+def _torch_unused(plan: Plan) -> bool:
+    """True when no stage of the plan can need torch: Fast partitioning, and the embedding
+    model on ONNX Runtime with its exported file already there (the torch fallback and the
+    export need torch; High Res and Auto are left alone)."""
+    if plan.context.strategy != "fast":
+        return False
+    if os.environ.get("INGESTFLOW_EMBED_BACKEND", "onnx").strip().lower() != "onnx":
+        return False
+    try:
+        from ingestflow.stages.minilm_onnx import onnx_path
+
+        return onnx_path().exists()
+    except Exception:  # the model package is missing: let the stages say so
+        return False
 
 
 def close_worker() -> None:
