@@ -156,13 +156,10 @@ def erase_rules(gray: Any) -> Any:
     import numpy as np
 
     img = np.array(gray, copy=True)
-    if img.shape[0] < 10 or img.shape[1] < 10:
-        return img
-    ink = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 15, 10)
     for kernel in ((max(25, img.shape[1] // 8), 1), (1, max(25, img.shape[0] // 4))):
-        lines = cv2.morphologyEx(
-            ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, kernel)
-        )
+        lines = _rule_mask(gray, kernel)
+        if lines is None:
+            return img
         img[cv2.dilate(lines, np.ones((3, 3), np.uint8)) > 0] = 255
     return img
 
@@ -192,9 +189,9 @@ def render_html(cells: list[Cell]) -> str:
     return "".join(out)
 
 
-# --- rows ---------------------------------------------------------------------------------------
-def _horizontal_rules(gray: Any, height: float, left: float, right: float) -> list[_Flat]:
-    """Horizontal rule segments at least three text heights long, inside the table's width."""
+def _rule_mask(gray: Any, kernel: tuple[int, int]) -> Any:
+    """The ink of a grey (or RGB) image that survives an opening by a `kernel`-sized line
+    (width, height): the rules in that direction. None for an image too small to hold any."""
     import cv2
     import numpy as np
 
@@ -202,12 +199,19 @@ def _horizontal_rules(gray: Any, height: float, left: float, right: float) -> li
     if img.ndim == 3:
         img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
     if img.shape[0] < 10 or img.shape[1] < 10:
-        return []
+        return None
     ink = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 15, 10)
-    length = max(20, int(3 * height))
-    mask = cv2.morphologyEx(
-        ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (length, 1))
-    )
+    return cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, kernel))
+
+
+# --- rows ---------------------------------------------------------------------------------------
+def _horizontal_rules(gray: Any, height: float, left: float, right: float) -> list[_Flat]:
+    """Horizontal rule segments at least three text heights long, inside the table's width."""
+    import cv2
+
+    mask = _rule_mask(gray, (max(20, int(3 * height)), 1))
+    if mask is None:
+        return []
     count, _, stats, _ = cv2.connectedComponentsWithStats(mask)
     found = []
     for i in range(1, count):
@@ -306,18 +310,10 @@ def _row_spans(
 def _vertical_rules(gray: Any, height: float, left: float, right: float) -> list[_Rule]:
     """Vertical rules drawn between the table's words (outer borders left out)."""
     import cv2
-    import numpy as np
 
-    img = np.asarray(gray)
-    if img.ndim == 3:
-        img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-    if img.shape[0] < 10 or img.shape[1] < 10:
+    mask = _rule_mask(gray, (1, max(12, int(1.6 * height))))  # longer than a letter's stroke
+    if mask is None:
         return []
-    ink = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 15, 10)
-    length = max(12, int(1.6 * height))  # longer than any letter's stroke
-    mask = cv2.morphologyEx(
-        ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, length))
-    )
     count, _, stats, _ = cv2.connectedComponentsWithStats(mask)
     segments = []
     for i in range(1, count):
