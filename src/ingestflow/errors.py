@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import traceback
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -55,3 +57,27 @@ class NotFound(IngestflowError):
     """A resource (workflow, connector, job, template, file) does not exist."""
 
     exit_code = 2
+
+
+class Conflict(IngestflowError):
+    """The request clashes with the resource's state (a name taken, a job running, in use)."""
+
+    exit_code = 2
+
+
+class TooLarge(IngestflowError):
+    """An upload is over the size the workspace accepts."""
+
+    exit_code = 2
+
+
+def one_line(exc: BaseException) -> str:
+    """One line that says what went wrong: the message of an ingestflow error; for anything
+    else its class, message and where it was raised (never a whole traceback)."""
+    if isinstance(exc, IngestflowError):
+        text = str(exc)
+    else:
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        where = f" (in {os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""
+        text = f"{exc.__class__.__name__}: {exc}{where}"
+    return " ".join(text.split())[:500]

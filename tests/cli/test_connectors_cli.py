@@ -54,7 +54,7 @@ def test_invalid_connector_is_refused(tmp_path: Path) -> None:
 
 
 def test_workspace_database_is_private_even_when_a_run_made_it(tmp_path: Path) -> None:
-    from ingestflow.runner.job import Workspace
+    from ingestflow.store.jobs import Workspace
 
     ws = tmp_path / "ws"
     Workspace(ws).close()  # what `run` or `jobs list` does first

@@ -11,10 +11,11 @@ import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from ingestflow import cli_vectordb
-from ingestflow.cli_vectordb import app
+from ingestflow.cli import vectordb as cli_vectordb
+from ingestflow.cli.vectordb import app
 from ingestflow.connectors.vectordb import VectorDBDestination
 from ingestflow.elements import Document
+from ingestflow.service import admin
 from ingestflow.spec.models import VectorDBConfig
 
 runner = CliRunner()
@@ -60,7 +61,7 @@ def test_help_lists_the_commands_and_import_stays_light() -> None:
     result = invoke("--help")
     assert result.exit_code == 0
     assert "create-collection" in result.output and "search" in result.output
-    probe = "import sys, ingestflow.cli_vectordb; print('pymilvus' in sys.modules)"
+    probe = "import sys, ingestflow.cli.vectordb; print('pymilvus' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -139,7 +140,7 @@ def test_search_prints_ranked_hits(db: str, monkeypatch: pytest.MonkeyPatch) -> 
             "dogs": [("Dogs bark at the postman.\nEvery single morning.", one_hot(1))],
         },
     )
-    monkeypatch.setattr(cli_vectordb, "embed_query", lambda text: one_hot(1))
+    monkeypatch.setattr(admin, "embed_query", lambda text: one_hot(1))
     result = invoke("search", "--uri", db, "--collection", "hits", "barking dogs", "-k", "2")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -154,7 +155,7 @@ def test_search_on_a_missing_collection_fails_before_loading_the_model(
     def no_model(text: str) -> list[float]:
         raise AssertionError("the model must not load")
 
-    monkeypatch.setattr(cli_vectordb, "embed_query", no_model)
+    monkeypatch.setattr(admin, "embed_query", no_model)
     result = invoke("search", "--uri", db, "--collection", "absent", "anything")
     assert result.exit_code == 3
     assert "collection 'absent' does not exist" in result.output

@@ -413,8 +413,8 @@ def test_an_unexpected_error_fails_the_job_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from ingestflow import cli
-    from ingestflow.runner.job import Workspace
     from ingestflow.stages.partition import UnstructuredPartitionStage
+    from ingestflow.store.jobs import Workspace
 
     def broken(self: Any) -> None:
         raise RuntimeError("a bug in a stage")

@@ -132,7 +132,7 @@ def traced(workspace: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
 
 def traced_node(workspace: Path, record: dict[str, Any], node_type: str) -> list[dict[str, Any]]:
     """A node's traced output for log.pdf in a job."""
-    from ingestflow.runner.job import Workspace
+    from ingestflow.store.jobs import Workspace
 
     ws = Workspace(workspace)
     try:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ingestflow.connectors.registry import validate_connector
 from ingestflow.spec.parsing import load_json_file
 from ingestflow.spec.problems import Problem
-from ingestflow.spec.validate import looks_like_connector, validate_connector, validate_workflow
+from ingestflow.spec.validate import looks_like_connector, validate_workflow
 from tests.conftest import FIXTURES
 
 VALID = sorted((FIXTURES / "workflows" / "valid").glob("*.json"))

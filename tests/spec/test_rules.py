@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from ingestflow.connectors.registry import validate_connector
 from ingestflow.spec.catalog import SCHEDULES
 from ingestflow.spec.models import WorkflowCreate, WorkflowUpdate
 from ingestflow.spec.record import cron_of, workflow_record
-from ingestflow.spec.validate import validate_connector, validate_workflow
+from ingestflow.spec.validate import validate_workflow
 
 
 def workflow(*nodes: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -7,22 +7,14 @@ asked for, so that this module stays cheap to import.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ingestflow.errors import IngestflowError
-from ingestflow.spec.catalog import CONNECTOR_TYPE_ALIASES
 
 SUCCESS = "SUCCESS"
 FAILURE = "FAILURE"
-
-# connector type -> (module, function) offering `check_connection(parsed_config)`
-CHECKERS: dict[str, tuple[str, str]] = {
-    "wiki": ("ingestflow.connectors.wiki", "check_connection"),
-    "vectordb": ("ingestflow.connectors.vectordb_admin", "check_connection"),
-}
 
 
 @dataclass(frozen=True)
@@ -53,29 +45,23 @@ def check_connector(connector_type: str, config: Mapping[str, Any] | Any) -> Con
 
     A raw config is validated first; an invalid one fails the check with every problem listed.
     """
-    kind = connector_type.strip().lower()
-    kind = CONNECTOR_TYPE_ALIASES.get(kind, kind)
-    if kind not in CHECKERS:
+    from ingestflow.connectors import registry
+
+    entry = registry.connector_type(connector_type)
+    if entry is None:
         return ConnectionCheck.failure(
             f"no connection check for connector type {connector_type!r}; "
-            f"known types: {', '.join(sorted(CHECKERS))}"
+            f"known types: {', '.join(sorted(registry.CONNECTOR_TYPES))}"
         )
     if isinstance(config, Mapping):
-        from ingestflow.spec.validate import validate_connector
-
-        checked = validate_connector({"name": "check", "type": kind, "config": dict(config)})
+        checked = registry.validate_connector(
+            {"name": "check", "type": entry.type, "config": dict(config)}
+        )
         if not checked.valid or checked.config is None:
             problems = "; ".join(p.one_line() for p in checked.problems)
-            return ConnectionCheck.failure(f"the {kind} config is invalid: {problems}")
+            return ConnectionCheck.failure(f"the {entry.type} config is invalid: {problems}")
         config = checked.config
-    module_name, function_name = CHECKERS[kind]
     try:
-        checker: Callable[[Any], ConnectionCheck] = getattr(
-            importlib.import_module(module_name), function_name
-        )
-    except (ImportError, AttributeError):
-        return ConnectionCheck.failure(f"the {kind} connector has no connection check yet")
-    try:
-        return checker(config)
+        return entry.check(config)
     except IngestflowError as exc:
         return ConnectionCheck.failure(str(exc))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import uuid
@@ -13,6 +12,7 @@ from pathlib import Path
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, WorkflowInvalid
+from ingestflow.files import write_json_atomic
 from ingestflow.spec.problems import Problem
 
 FILE_NAMESPACE = uuid.UUID("5b0e4a35-6c43-4f7e-9d1f-0c6a51f0a1d7")
@@ -145,18 +145,3 @@ class LocalDestination(Destination):
         """Write the document's elements as a JSON list, replacing any earlier file."""
         write_json_atomic(self.target(doc), doc.elements)
         return []
-
-
-def write_json_atomic(target: Path, payload: object) -> None:
-    """Write JSON to a temporary file beside `target`, then rename it over `target`."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, ensure_ascii=False, indent=2)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

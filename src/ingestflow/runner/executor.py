@@ -21,9 +21,9 @@ from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
 from ingestflow.runner import worker
-from ingestflow.runner.job import FileResult, NodeStats, Workspace
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Stage
+from ingestflow.store.jobs import FileResult, NodeStats, Workspace
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
 
@@ -41,6 +41,7 @@ class RunOptions:
     job_type: str = "ephemeral"
     destination_key: str = ""
     output_dir: str | None = None
+    job_id: str | None = None  # a SCHEDULED job already recorded (by the service) to run
 
     def worker_count(self) -> int:
         """Workers to start: the given count, or one per available core."""
@@ -99,9 +100,16 @@ class JobRunner:
             "trace": self.opts.trace,
             "workflow": mask_secrets(self.plan.workflow.model_dump(mode="json")),
         }
-        self.job_id = self.ws.create_job(
-            self.opts.workflow_id, self.plan.workflow.name, self.opts.job_type, self.stats, info
-        )
+        if self.opts.job_id:
+            from ingestflow.store.jobs import process_owner
+
+            self.job_id = self.opts.job_id
+            self.ws.set_owner(self.job_id, process_owner())
+            self.ws.update_job(self.job_id, nodes=self.stats)
+        else:
+            self.job_id = self.ws.create_job(
+                self.opts.workflow_id, self.plan.workflow.name, self.opts.job_type, self.stats, info
+            )
         started = time.perf_counter()
         status, message = "COMPLETED", None
         try:

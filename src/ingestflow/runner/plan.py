@@ -69,7 +69,7 @@ def expand_template(data: Any) -> Any:
     """A template workflow's body with the template's nodes, as a custom workflow to run."""
     if not isinstance(data, dict) or str(data.get("workflow_type", "")).lower() != "template":
         return data
-    from ingestflow.service.templates import get_template
+    from ingestflow.spec.templates import get_template
 
     template = get_template(str(data.get("template_id")))
     expanded = {k: v for k, v in data.items() if k not in ("template_id", "workflow_type")}

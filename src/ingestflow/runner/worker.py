@@ -7,12 +7,11 @@ import os
 import signal
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
 from ingestflow.elements import Document
-from ingestflow.errors import EnvironmentProblem, IngestflowError, StageError
+from ingestflow.errors import EnvironmentProblem, StageError, one_line
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Part, Stage
 
@@ -80,15 +79,7 @@ def close_worker() -> None:
     _STAGES = None
 
 
-def reason(exc: BaseException) -> str:
-    """One line that says why a document failed."""
-    if isinstance(exc, IngestflowError):
-        text = str(exc)
-    else:
-        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-        where = f" (in {os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""
-        text = f"{exc.__class__.__name__}: {exc}{where}"
-    return " ".join(text.split())[:500]
+reason = one_line  # why a document failed, in one line
 
 
 def _stages() -> list[tuple[str, Stage]]:

@@ -1,168 +1,244 @@
-"""Connectors stored in the workspace (the service's /sources and /destinations).
+"""Connectors: the service's /sources and /destinations.
 
-Configs are kept in the workspace's SQLite file (created 0600) with their secrets, since a run
-needs them; every record that leaves this module has its secrets masked.
+Configs are stored with their secrets (a run needs them) in the owner-only workspace file; every
+record that leaves this module has its secrets masked, and an update that sends a masked value
+back keeps the stored secret.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import uuid
 from pathlib import Path
 from typing import Any
 
-from ingestflow.errors import NotFound, WorkflowInvalid
-from ingestflow.runner.job import by_prefix, connect_db, now
+from ingestflow.connectors.registry import (
+    CheckedConnector,
+    connector_type,
+    validate_connector,
+)
+from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
+from ingestflow.spec.models import MASK
 from ingestflow.spec.parsing import load_json_file
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
-from ingestflow.spec.validate import CheckedConnector, validate_connector
-
-ROLE_OF_TYPE = {"wiki": "source", "vectordb": "destination"}
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS connectors (
-    id TEXT PRIMARY KEY, name TEXT UNIQUE, type TEXT, role TEXT, config TEXT,
-    created_at TEXT, updated_at TEXT
-);
-"""
+from ingestflow.store import Workspace, now
+from ingestflow.store.resources import Conflict as RowConflict
 
 
-class ConnectorStore:
-    """Create, read, update and delete connectors in a workspace."""
+class Connectors:
+    """Create, read, update, delete and check connectors in a workspace."""
 
-    def __init__(self, workspace: Path) -> None:
-        self.db = connect_db(Path(workspace))
-        self.db.executescript(_SCHEMA)
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
 
-    def close(self) -> None:
-        """Close the database."""
-        self.db.close()
-
-    def create(self, body: Any) -> dict[str, Any]:
-        """Validate and store a connector body; returns its (masked) record."""
-        checked = _checked(body)
+    def create(self, body: Any, role: str | None = None) -> dict[str, Any]:
+        """Validate and store a connector body; returns its record (secrets masked)."""
+        checked = _checked(body, role)
         assert checked.connector is not None
-        connector_id = str(uuid.uuid4())
         try:
-            self.db.execute(
-                "INSERT INTO connectors VALUES (?,?,?,?,?,?,?)",
-                (
-                    connector_id,
-                    checked.connector.name,
-                    checked.connector.type,
-                    ROLE_OF_TYPE[checked.connector.type],
-                    json.dumps(checked.connector.config),
-                    now(),
-                    None,
-                ),
+            connector_id = self.ws.connectors.insert(
+                name=checked.connector.name,
+                type=checked.connector.type,
+                role=checked.entry.role,
+                config=checked.connector.config,
             )
-        except sqlite3.IntegrityError:
-            raise WorkflowInvalid(
-                [
-                    Problem(
-                        "name",
-                        "a connector with this name already exists",
-                        found=checked.connector.name,
-                        hint="connector names are unique: pick another",
-                    )
-                ],
-                what="connector",
-            ) from None
-        return self.record(connector_id)
+        except RowConflict:
+            raise _name_taken(checked.connector.name) from None
+        return self.get(connector_id)
 
-    def row(self, ref: str) -> sqlite3.Row:
-        """A connector by id, unique id prefix, or name; NotFound otherwise."""
-        rows = by_prefix(self.db, "connectors", ref, name_column="name")
+    def row(self, ref: str, role: str | None = None) -> dict[str, Any]:
+        """A connector's row by id, unique id prefix, or name; NotFound otherwise."""
+        rows = [r for r in self.ws.connectors.find(ref) if role in (None, r["role"])]
+        exact = [r for r in rows if r["id"] == ref]
+        if exact:
+            return exact[0]
         if len(rows) != 1:
+            what = role or "connector"
             raise NotFound(
-                f"connector {ref!r} not found"
-                + (
-                    " (ambiguous)"
-                    if rows
-                    else "; `ingestflow connectors list` shows the stored ones"
-                )
+                f"{what} {ref!r} "
+                + ("is ambiguous: give more of its id" if rows else "not found")
+                + (f"; `ingestflow {what}s list` shows the stored ones" if not rows else "")
             )
         return rows[0]
 
-    def body(self, ref: str) -> dict[str, Any]:
-        """The stored create body (with secrets: for running only)."""
-        row = self.row(ref)
-        return {"name": row["name"], "type": row["type"], "config": json.loads(row["config"])}
-
-    def record(self, ref: str) -> dict[str, Any]:
+    def get(self, ref: str, role: str | None = None) -> dict[str, Any]:
         """The connector record: id, name, type, config (secrets masked), dates."""
-        row = self.row(ref)
+        row = self.row(ref, role)
         record = {
             "id": row["id"],
             "name": row["name"],
             "type": row["type"],
-            "config": mask_secrets(json.loads(row["config"])),
+            "config": mask_secrets(row["config"]),
             "created_at": row["created_at"],
         }
         if row["updated_at"]:
             record["updated_at"] = row["updated_at"]
         return record
 
-    def list(self, role: str | None = None) -> list[dict[str, Any]]:
-        """Records of every connector, or of one role (`source` or `destination`)."""
+    def list(self, role: str | None = None, type_: str | None = None) -> list[dict[str, Any]]:
+        """Records of every connector, or of one role and/or type."""
         if role not in (None, "source", "destination"):
             raise WorkflowInvalid(
-                [Problem("--role", "unknown role", found=role, allowed=["source", "destination"])],
+                [Problem("role", "unknown role", found=role, allowed=["source", "destination"])],
                 what="request",
             )
-        rows = self.db.execute(
-            "SELECT id FROM connectors WHERE ? IS NULL OR role = ? ORDER BY created_at",
-            (role, role),
-        ).fetchall()
-        return [self.record(r["id"]) for r in rows]
+        wanted = None
+        if type_:
+            entry = connector_type(type_)
+            wanted = entry.type if entry else type_.strip().lower()
+        rows = self.ws.connectors.select(
+            "(? IS NULL OR role = ?) AND (? IS NULL OR type = ?)", (role, role, wanted, wanted)
+        )
+        return [self.get(r["id"]) for r in rows]
 
-    def delete(self, ref: str) -> None:
-        """Delete a connector."""
-        self.db.execute("DELETE FROM connectors WHERE id = ?", (self.row(ref)["id"],))
-
-
-def _checked(body: Any) -> CheckedConnector:
-    checked = validate_connector(body)
-    if not checked.valid:
-        raise WorkflowInvalid(checked.problems, what="connector")
-    return checked
-
-
-def resolve_connector(ref: str | Path, workspace: Path, role: str) -> CheckedConnector:
-    """A connector from a JSON file, or stored in the workspace (by id or name)."""
-    path = Path(ref)
-    if path.suffix == ".json" or path.exists():
-        data, problems = load_json_file(path)
-        if problems:
-            raise WorkflowInvalid(problems, what="connector")
-    else:
-        store = ConnectorStore(workspace)
+    def update(self, ref: str, body: Any, role: str | None = None) -> dict[str, Any]:
+        """Replace a connector's config (the body is `{"config": {...}}`); masked secrets kept."""
+        row = self.row(ref, role)
+        if not isinstance(body, dict) or set(body) - {"config", "name", "type"}:
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        "body",
+                        'an update body is `{"config": {...}}`',
+                        found=sorted(body) if isinstance(body, dict) else type(body).__name__,
+                    )
+                ],
+                what="connector update",
+            )
+        if body.get("type") not in (None, row["type"]) and (
+            connector_type(str(body.get("type"))) is None
+            or connector_type(str(body["type"])).type != row["type"]  # type: ignore[union-attr]
+        ):
+            raise WorkflowInvalid(
+                [Problem("type", "a connector's type cannot change", found=body["type"])],
+                what="connector update",
+            )
+        config = body.get("config", row["config"])
+        if isinstance(config, dict):
+            config = _keep_masked(config, row["config"])
+        name = body.get("name", row["name"])
+        _checked({"name": name, "type": row["type"], "config": config}, row["role"])
         try:
-            data = store.body(str(ref))
-        finally:
-            store.close()
-    checked = validate_connector(data, role=role)
+            self.ws.connectors.update(row["id"], name=name, config=config, updated_at=now())
+        except RowConflict:
+            raise _name_taken(name) from None
+        return self.get(row["id"])
+
+    def delete(self, ref: str, role: str | None = None) -> dict[str, Any]:
+        """Delete a connector no stored workflow uses."""
+        row = self.row(ref, role)
+        users = [
+            w["name"]
+            for w in self.ws.workflows.select()
+            if row["id"] in (w["body"].get("source_id"), w["body"].get("destination_id"))
+        ]
+        if users:
+            raise Conflict(
+                f"{row['role']} {row['name']!r} is used by workflow(s) {', '.join(users)}: "
+                "delete or change them first"
+            )
+        self.ws.connectors.delete(row["id"])
+        return {"detail": f"{row['role']} {row['id']} deleted", "id": row["id"]}
+
+    def body(self, ref: str, role: str | None = None) -> dict[str, Any]:
+        """The stored create body, with secrets: for running only, never for a record."""
+        row = self.row(ref, role)
+        return {"name": row["name"], "type": row["type"], "config": row["config"]}
+
+    def resolve(self, ref: str | Path, role: str) -> CheckedConnector:
+        """A connector from a JSON file, or stored in the workspace (by id or name)."""
+        path = Path(ref)
+        if path.suffix == ".json" or path.exists():
+            data, problems = load_json_file(path)
+            if problems:
+                raise WorkflowInvalid(problems, what="connector")
+        else:
+            data = self.body(str(ref), role or None)
+        checked = validate_connector(data, role=role or None)
+        if not checked.valid:
+            raise WorkflowInvalid(checked.problems, what=f"{role or 'the'} connector")
+        return checked
+
+    # --- connection checks ------------------------------------------------------------------
+    def check_now(self, ref: str | Path, role: str = "") -> dict[str, Any]:
+        """Check a connector (a JSON file, or a stored one) now: ok, status, reason."""
+        from ingestflow.connectors.check import check_connector
+
+        checked = self.resolve(ref, role)
+        assert checked.connector is not None
+        return check_connector(checked.connector.type, checked.config).as_dict()
+
+    def start_check(self, ref: str, role: str | None = None) -> dict[str, Any]:
+        """Record a SCHEDULED connection check of a stored connector; `run_check` does it."""
+        row = self.row(ref, role)
+        check_id = self.ws.checks.insert(connector_id=row["id"], status="SCHEDULED")
+        return self._check_record(check_id)
+
+    def run_check(self, check_id: str) -> dict[str, Any]:
+        """Do a recorded check: connect, authenticate, look (no crawl, no write)."""
+        from ingestflow.connectors.check import check_connector
+
+        check = self.ws.checks.get(check_id)
+        if check is None:
+            raise NotFound(f"connection check {check_id!r} not found")
+        row = self.row(check["connector_id"])
+        try:
+            result = check_connector(row["type"], row["config"])
+            status, reason = result.status, result.reason
+        except Exception as exc:  # a broken install or a bug: the check says so in one line
+            from ingestflow.errors import one_line
+
+            status, reason = "FAILURE", f"the check stopped: {one_line(exc)}"
+        self.ws.checks.update(check_id, status=status, reason=reason, reported_at=now())
+        return self._check_record(check_id)
+
+    def last_check(self, ref: str, role: str | None = None) -> dict[str, Any]:
+        """The latest connection check of a connector; NotFound when none was made."""
+        row = self.row(ref, role)
+        checks = self.ws.checks.select(
+            "connector_id = ?", (row["id"],), order="created_at DESC, rowid DESC"
+        )
+        if not checks:
+            raise NotFound(
+                f"no connection check of {row['name']!r} yet: POST to the same path starts one"
+            )
+        return self._check_record(checks[0]["id"])
+
+    def _check_record(self, check_id: str) -> dict[str, Any]:
+        check = self.ws.checks.get(check_id)
+        assert check is not None
+        return {
+            "id": check["id"],
+            "status": check["status"],
+            "created_at": check["created_at"],
+            "reason": check["reason"],
+            "reported_at": check["reported_at"],
+        }
+
+
+def _checked(body: Any, role: str | None) -> CheckedConnector:
+    checked = validate_connector(body, role=role)
     if not checked.valid:
-        raise WorkflowInvalid(checked.problems, what=f"{role} connector")
+        raise WorkflowInvalid(checked.problems, what=f"{role or 'connector'}")
     return checked
 
 
-def open_source(checked: CheckedConnector) -> Any:
-    """The Source object of a validated source connector."""
-    if checked.connector is not None and checked.connector.type == "wiki":
-        from ingestflow.connectors.wiki import WikiSource
-
-        return WikiSource(checked.config)  # type: ignore[arg-type]
-    raise NotFound(f"no source for connector type {checked.connector and checked.connector.type}")
-
-
-def open_destination(checked: CheckedConnector, options: dict[str, Any] | None = None) -> Any:
-    """The Destination object of a validated destination connector."""
-    if checked.connector is not None and checked.connector.type == "vectordb":
-        from ingestflow.connectors.vectordb import VectorDBDestination
-
-        return VectorDBDestination(checked.config, **(options or {}))  # type: ignore[arg-type]
-    raise NotFound(
-        f"no destination for connector type {checked.connector and checked.connector.type}"
+def _name_taken(name: str) -> WorkflowInvalid:
+    return WorkflowInvalid(
+        [
+            Problem(
+                "name",
+                "a connector with this name already exists",
+                found=name,
+                hint="connector names are unique: pick another",
+            )
+        ],
+        what="connector",
     )
+
+
+def _keep_masked(config: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+    """A config where every secret sent back masked takes the stored value."""
+    return {
+        key: stored.get(key) if value == MASK and key in stored else value
+        for key, value in config.items()
+    }

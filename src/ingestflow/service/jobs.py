@@ -1,27 +1,104 @@
-"""Job queries shared by the CLI and the REST API."""
+"""Jobs: records, details, failed files, per-node outputs, and cancelling.
+
+`get` returns the full record the CLI shows; `information` and `details` are the REST shapes
+(JobInformation, JobDetails) the official SDK reads.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
-from ingestflow.errors import NotFound
-from ingestflow.runner.job import open_workspace
+from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
+from ingestflow.spec.problems import Problem
+from ingestflow.store import Workspace
+from ingestflow.store.jobs import ACTIVE_STATUSES, JOB_STATUSES, owner_alive
+
+INFORMATION = (
+    "id",
+    "workflow_id",
+    "workflow_name",
+    "status",
+    "created_at",
+    "runtime",
+    "input_file_ids",
+    "output_node_files",
+    "job_type",
+)
 
 
-def download(workspace: Path, job_id: str, file: str, node: str | None) -> list[dict[str, Any]]:
-    """The elements of one file after one node (no node: the last node's, i.e. the output)."""
-    with open_workspace(workspace) as ws:
-        record = ws.job_record(job_id)
-        matches = [
-            f for f in record["files"] if f["file_id"].startswith(file) or f["filename"] == file
+class Jobs:
+    """The jobs of a workspace."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def list(
+        self, workflow_id: str | None = None, status: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Full job records, newest first."""
+        if status is not None and status.upper() not in JOB_STATUSES:
+            raise WorkflowInvalid(
+                [Problem("status", "unknown job status", found=status, allowed=list(JOB_STATUSES))],
+                what="list request",
+            )
+        return self.ws.list_jobs(limit, workflow_id, status.upper() if status else None)
+
+    def get(self, ref: str) -> dict[str, Any]:
+        """The full record: JobInformation, JobDetails, failed files, per-file outcomes."""
+        return self.ws.job_record(ref)
+
+    def information(self, ref: str) -> dict[str, Any]:
+        """JobInformation (the REST shape)."""
+        return information(self.get(ref))
+
+    def details(self, ref: str) -> dict[str, Any]:
+        """JobDetails: processing status, per-node counts, message."""
+        record = self.get(ref)
+        return {
+            "id": record["id"],
+            "processing_status": record["processing_status"],
+            "node_stats": record["node_stats"],
+            "message": record["message"],
+        }
+
+    def failed_files(self, ref: str) -> dict[str, Any]:
+        """The documents that failed, each with its reason."""
+        return {"failed_files": self.get(ref)["failed_files"]}
+
+    def cancel(self, ref: str) -> dict[str, Any]:
+        """Stop a job: one not started yet is STOPPED at once; a running one stops after the
+        documents in progress (finished documents are kept)."""
+        row = self.ws.job_row(ref)
+        if row["status"] not in ACTIVE_STATUSES:
+            raise Conflict(f"job {row['id']} has already finished ({row['status']})")
+        message = "the job was stopped before it started"
+        if row["status"] == "IN_PROGRESS" and owner_alive(row["owner"]) and _runs_alone(row):
+            os.kill(int(row["owner"].split(":")[0]), signal.SIGINT)
+            message = "the job stops after the documents in progress; finished ones are kept"
+        else:
+            self.ws.update_job(
+                row["id"],
+                status="STOPPED",
+                processing_status="STOPPED",
+                message="cancelled before it finished",
+            )
+        return {"id": row["id"], "status": "cancelled", "message": message}
+
+    def download(self, ref: str, file: str, node: str | None) -> list[dict[str, Any]]:
+        """The elements of one file after one node (no node: the last node's, i.e. the output)."""
+        record = self.get(ref)
+        matches = [f for f in record["files"] if file in (f["file_id"], f["filename"])] or [
+            f for f in record["files"] if f["file_id"].startswith(file)
         ]
         if len(matches) != 1:
             names = ", ".join(f"{f['file_id'][:8]} {f['filename']}" for f in record["files"])
             raise NotFound(
                 f"file {file!r} is {'ambiguous' if matches else 'not'} in job "
-                f"{record['id']}; its files: {names}"
+                f"{record['id']}; its files: {names or 'none'}"
             )
         entry = matches[0]
         if entry["status"] != "SUCCESS":
@@ -29,7 +106,7 @@ def download(workspace: Path, job_id: str, file: str, node: str | None) -> list[
                 f"{entry['filename']} has no output: {entry['status'].lower()} ({entry['error']})"
             )
         nodes = record["node_stats"]
-        node_ids = [n["node_id"] for n in json.loads(ws.job_row(record["id"])["node_stats"])]
+        node_ids = [n["node_id"] for n in json.loads(self.ws.job_row(record["id"])["node_stats"])]
         if node is None:
             if entry["output"] and Path(entry["output"]).exists():
                 return json.loads(Path(entry["output"]).read_text(encoding="utf-8"))
@@ -41,10 +118,21 @@ def download(workspace: Path, job_id: str, file: str, node: str | None) -> list[
             raise NotFound(
                 f"node {node!r} is not in job {record['id']}; nodes: " + ", ".join(node_ids)
             )
-        path = ws.node_output_path(record["id"], wanted[0], entry["file_id"])
+        path = self.ws.node_output_path(record["id"], wanted[0], entry["file_id"])
         if not path.exists():
             raise NotFound(
                 f"node {node!r} output of {entry['filename']} was not kept: run the "
                 "workflow with --trace to keep every node's output"
             )
         return json.loads(path.read_text(encoding="utf-8"))
+
+
+def information(record: dict[str, Any]) -> dict[str, Any]:
+    """The JobInformation part of a full job record."""
+    return {k: record[k] for k in INFORMATION if k in record}
+
+
+def _runs_alone(row: Any) -> bool:
+    """True when the job's owner is a process of its own (a job process, a CLI run), not the
+    server that only scheduled it."""
+    return os.getpid() != int(str(row["owner"]).split(":")[0])

@@ -27,7 +27,6 @@ VENDOR_NAMES = {
     "provider_d": "vertexai",
 }
 VENDOR_TO_PROVIDER = {vendor: canonical for canonical, vendor in VENDOR_NAMES.items()}
-CONNECTOR_TYPE_ALIASES = {"confluence": "wiki", "milvus": "vectordb"}
 
 DEFAULT_VLM_PROVIDER = "provider_a"
 DEFAULT_VLM_MODEL = "claude-sonnet-4-20250514"

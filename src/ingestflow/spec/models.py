@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from ingestflow.spec.catalog import CONNECTOR_TYPE_ALIASES, canonical_subtype
+from ingestflow.spec.catalog import canonical_subtype
 
 SECRET_FIELDS = frozenset(
     {"password", "token", "provider_api_key", "unstructured_api_key", "api_key"}
@@ -96,8 +96,7 @@ class ConnectorCreate(Model):
     @classmethod
     def _canonical_type(cls, value: Any) -> Any:
         if isinstance(value, str):
-            low = value.strip().lower()
-            return CONNECTOR_TYPE_ALIASES.get(low, low)
+            return value.strip().lower()
         return value
 
 

@@ -1,4 +1,7 @@
-"""Validate a workflow or connector body: parse everything, run every rule, collect all problems."""
+"""Validate a workflow body: parse everything, run every rule, collect all problems.
+
+Connector bodies are validated by `ingestflow.connectors.registry`, which knows their types.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +11,11 @@ from typing import Any
 
 from ingestflow.spec import registry
 from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_SUBTYPES
-from ingestflow.spec.models import ConnectorCreate, VectorDBConfig, WikiConfig, WorkflowCreate
+from ingestflow.spec.models import WikiConfig, WorkflowCreate
 from ingestflow.spec.parsing import parse_model
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.rules import RULES, ParsedNode, RuleContext, warnings
 
-CONNECTOR_CONFIGS: dict[str, type[WikiConfig] | type[VectorDBConfig]] = {
-    "wiki": WikiConfig,
-    "vectordb": VectorDBConfig,
-}
 _SUBTYPE_HINTS = {
     "partition": ["vlm", "unstructured_api"],
     "prompter": list(ENRICHMENT_SUBTYPES),
@@ -33,20 +32,6 @@ class CheckedWorkflow:
     nodes: list[ParsedNode] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-
-    @property
-    def valid(self) -> bool:
-        """True when no rule is broken."""
-        return not self.problems
-
-
-@dataclass
-class CheckedConnector:
-    """The outcome of validating a connector body."""
-
-    connector: ConnectorCreate | None
-    config: WikiConfig | VectorDBConfig | None
-    problems: list[Problem] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -133,39 +118,6 @@ def _unknown_kind(path: str, type_: str, subtype: str) -> Problem:
         allowed=_SUBTYPE_HINTS[type_],
         hint="vendor spellings (e.g. `anthropic_ner`) are accepted too",
     )
-
-
-def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
-    """Check a connector create body; `role` ('source' or 'destination') narrows allowed types."""
-    connector, problems = parse_model(ConnectorCreate, data, what="connector")
-    if connector is None:
-        return CheckedConnector(None, None, problems)
-    allowed = {"source": ["wiki"], "destination": ["vectordb"]}.get(
-        role or "", list(CONNECTOR_CONFIGS)
-    )
-    model = CONNECTOR_CONFIGS.get(connector.type)
-    if model is None or connector.type not in allowed:
-        problems.append(
-            Problem(
-                "type",
-                "unknown connector type" + (f" for a {role}" if role else ""),
-                found=connector.type,
-                allowed=allowed,
-                hint="vendor spellings `confluence` and `milvus` are accepted too",
-            )
-        )
-        return CheckedConnector(connector, None, problems)
-    config, config_problems = parse_model(
-        model, connector.config, prefix=("config",), what=f"{connector.type} config"
-    )
-    problems.extend(config_problems)
-    if not connector.name.strip():
-        problems.append(
-            Problem("name", "the connector name must not be empty", found=connector.name)
-        )
-    if isinstance(config, WikiConfig):
-        problems.extend(wiki_auth_problems(config))
-    return CheckedConnector(connector, config, problems)
 
 
 def wiki_auth_problems(config: WikiConfig) -> list[Problem]:

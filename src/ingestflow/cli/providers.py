@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-if TYPE_CHECKING:
-    from ingestflow.providers.config import Endpoint
+from ingestflow.cli.app import group
 
-app = typer.Typer(
-    name="providers",
-    help="Model servers: list what the environment configures, and check that each answers.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+if TYPE_CHECKING:
+    from ingestflow.providers.config import Endpoint  # a type only: no import at run time
+
+app = group(
+    "providers", "Model servers: list what the environment configures, and check that each answers."
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -59,9 +57,9 @@ def list_endpoints(as_json: JsonOpt = False) -> None:
 @app.command("check")
 def check(as_json: JsonOpt = False) -> None:
     """Call each configured endpoint once and report what answers."""
-    from ingestflow.providers.check import check_all
+    from ingestflow.service.admin import check_providers
 
-    results = check_all(_endpoints())
+    results = check_providers(_endpoints())
     if as_json:
         typer.echo(json.dumps([r.__dict__ for r in results], indent=2))
     elif not results:
@@ -86,10 +84,10 @@ _NONE = (
 
 def _endpoints() -> dict[str, Endpoint]:
     from ingestflow.errors import EnvironmentProblem
-    from ingestflow.providers.config import endpoints_from_env
+    from ingestflow.service.admin import provider_endpoints
 
     try:
-        return endpoints_from_env()
+        return provider_endpoints()
     except EnvironmentProblem as exc:
         typer.echo(f"✗ {exc}", err=True)
         raise typer.Exit(2) from None

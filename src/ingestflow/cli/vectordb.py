@@ -8,16 +8,14 @@ inside the commands, so that `ingestflow --help` stays fast.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-app = typer.Typer(
-    name="vectordb",
-    help="Create and search Milvus collections (a Milvus Lite .db file or a server).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+from ingestflow.cli.app import group
+
+app = group(
+    "vectordb", "Create and search Milvus collections (a Milvus Lite .db file or a server)."
 )
 
 PASSWORD_ENV = "INGESTFLOW_VECTORDB_PASSWORD"
@@ -72,9 +70,8 @@ def create_collection_cmd(
     password: Password = None,
 ) -> None:
     """Create a collection with SPEC.md's schema and a COSINE index on `embeddings`."""
-    from ingestflow.connectors.milvus_client import mask_uri
-    from ingestflow.connectors.vectordb_admin import create_collection
     from ingestflow.errors import IngestflowError
+    from ingestflow.service.admin import create_collection, shown_uri
 
     try:
         fields = create_collection(
@@ -86,7 +83,7 @@ def create_collection_cmd(
         raise _fail(str(exc), exc.exit_code) from None
     typer.echo(
         f"✓ created collection '{collection}' ({schema.value} schema, COSINE index on "
-        f"embeddings) in {mask_uri(uri)}"
+        f"embeddings) in {shown_uri(uri)}"
     )
     for line in fields:
         typer.echo(f"  {line}")
@@ -106,10 +103,10 @@ def search_cmd(
     password: Password = None,
 ) -> None:
     """Embed QUERY with the local model and print the closest elements, best first."""
-    from ingestflow.connectors import vectordb_admin
     from ingestflow.errors import IngestflowError
-    from ingestflow.spec.catalog import LOCAL_EMBED_MODEL
+    from ingestflow.service import admin
 
+    LOCAL_EMBED_MODEL = admin.local_embed_model()
     if model.strip().lower() != LOCAL_EMBED_MODEL:
         raise _fail(
             f"model {model!r} cannot embed a query offline; the local model is {LOCAL_EMBED_MODEL}",
@@ -119,9 +116,7 @@ def search_cmd(
         raise _fail("the query is empty", 2)
     conn = {"db_name": db_name, "user": user, "password": password}
     try:
-        _check_collection(uri, collection, conn)
-        vector = embed_query(query)
-        hits = vectordb_admin.search(uri, collection, vector, k, **conn)
+        hits = admin.search(uri, collection, query, k, **conn)
     except IngestflowError as exc:
         raise _fail(str(exc), exc.exit_code) from None
     if not hits:
@@ -135,30 +130,3 @@ def search_cmd(
             f"file {hit.filename or '-'}  element {hit.element_id}"
         )
         typer.echo(f"    {snippet}")
-
-
-def _check_collection(uri: str, collection: str, conn: dict[str, Any]) -> None:
-    """Fail before loading the model when the collection is missing or not 384-dimensional."""
-    from ingestflow.connectors.milvus_client import MilvusTarget, describe
-    from ingestflow.errors import ConnectorError
-
-    target = MilvusTarget.of(uri, **conn)
-    client = target.connect()
-    try:
-        info = describe(client, target, collection)
-    finally:
-        client.close()
-    vec = info.fields.get("embeddings")
-    if vec is None or vec.dim != 384:
-        found = "no 'embeddings' field" if vec is None else f"{vec.dim}-dimensional embeddings"
-        raise ConnectorError(
-            f"vectordb: collection '{collection}' has {found}; the local model makes "
-            "384-dimensional vectors"
-        )
-
-
-def embed_query(text: str) -> list[float]:
-    """The query's unit-norm vector from the local all-MiniLM-L6-v2 (shared loader)."""
-    from ingestflow.stages.embed import encode
-
-    return [float(x) for x in encode([text])[0]]

@@ -1,24 +1,27 @@
-"""Jobs in the workspace: a SQLite file of job records, per-file results and per-node outputs.
+"""The workspace: a SQLite file of jobs, per-file results, stored resources, and per-node outputs.
 
 Layout of a workspace (`./.ingestflow` by default):
-  ingestflow.db                         jobs, job_files, file_state (for reprocess_all: false)
+  ingestflow.db          jobs, job_files, file_state (reprocess_all: false), connectors,
+                         workflows, api_keys, connection_checks (see db.py for the migrations)
   jobs/<job id>/nodes/<node id>/<file id>.json   each node's output per file (traced runs)
+  jobs/<job id>/output/  the output of a job run through the API (local destination)
+  uploads/<job id>/      files uploaded to a job through the API
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import NotFound
+from ingestflow.store.db import by_prefix, connect_db, now
+from ingestflow.store.resources import CheckRows, ConnectorRows, KeyRows, WorkflowRows
 
 JOB_STATUSES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "STOPPED", "FAILED")
 PROCESSING_STATUSES = (
@@ -29,26 +32,29 @@ PROCESSING_STATUSES = (
     "STOPPED",
     "FAILED",
 )
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    id TEXT PRIMARY KEY, workflow_id TEXT, workflow_name TEXT, job_type TEXT,
-    status TEXT, processing_status TEXT, created_at TEXT, runtime_s REAL,
-    message TEXT, node_stats TEXT, info TEXT
-);
-CREATE TABLE IF NOT EXISTS job_files (
-    job_id TEXT, file_id TEXT, filename TEXT, status TEXT, error TEXT, elements INTEGER,
-    output TEXT, warnings TEXT, seq INTEGER, PRIMARY KEY (job_id, file_id)
-);
-CREATE TABLE IF NOT EXISTS file_state (
-    workflow_key TEXT, record_id TEXT, content_hash TEXT, settings_hash TEXT, job_id TEXT,
-    updated_at TEXT, PRIMARY KEY (workflow_key, record_id)
-);
-"""
+ACTIVE_STATUSES = ("SCHEDULED", "IN_PROGRESS")
+INTERRUPTED = "interrupted: the process running this job ended before it finished"
 
 
-def now() -> str:
-    """The current time, ISO 8601 with time zone."""
-    return datetime.now(UTC).isoformat()
+def process_owner(pid: int | None = None) -> str:
+    """This (or `pid`'s) process as a job owner: pid and start time, so a reused pid is no match."""
+    import psutil
+
+    process = psutil.Process(pid)
+    return f"{process.pid}:{process.create_time():.3f}"
+
+
+def owner_alive(owner: str | None) -> bool:
+    """True when the process that owns a job still runs."""
+    if not owner:
+        return False
+    import psutil
+
+    pid, _, started = owner.partition(":")
+    try:
+        return process_owner(int(pid)) == f"{pid}:{started}"
+    except (ValueError, psutil.Error):
+        return False
 
 
 def iso_duration(seconds: float) -> str:
@@ -95,36 +101,6 @@ def _pages(node: dict[str, Any]) -> dict[str, Any]:
     return {"pages_by_strategy": pages} if pages else {}
 
 
-def connect_db(root: Path, create: bool = True) -> sqlite3.Connection:
-    """The workspace database, readable by its owner only (it holds connector secrets).
-
-    With `create` false a missing workspace is NotFound instead of being made."""
-    root = Path(root)
-    path = root / "ingestflow.db"
-    if not path.exists():
-        if not create:
-            raise NotFound(f"no workspace at {root} (no job has run there yet)")
-        root.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o600)
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
-    db.row_factory = sqlite3.Row
-    db.execute("PRAGMA journal_mode=WAL")
-    return db
-
-
-def by_prefix(db: sqlite3.Connection, table: str, ref: str, name_column: str | None = None) -> list:
-    """Rows whose id is `ref` or starts with it (or whose name is `ref`); no LIKE wildcards."""
-    if not ref:
-        return []
-    name_clause = f" OR {name_column} = ?" if name_column else ""
-    args = (ref, len(ref), ref, *((ref,) if name_column else ()))
-    return db.execute(
-        f"SELECT * FROM {table} WHERE id = ? OR substr(id, 1, ?) = ?{name_clause}", args
-    ).fetchall()
-
-
 @contextmanager
 def open_workspace(root: Path, create: bool = False) -> Iterator[Workspace]:
     """A Workspace for a few queries, closed afterwards; NotFound when it does not exist."""
@@ -141,7 +117,10 @@ class Workspace:
     def __init__(self, root: Path, create: bool = True) -> None:
         self.root = Path(root)
         self.db = connect_db(self.root, create)
-        self.db.executescript(_SCHEMA)
+        self.connectors = ConnectorRows(self.db)
+        self.workflows = WorkflowRows(self.db)
+        self.keys = KeyRows(self.db)
+        self.checks = CheckRows(self.db)
 
     def close(self) -> None:
         """Close the database."""
@@ -155,11 +134,13 @@ class Workspace:
         job_type: str,
         nodes: list[NodeStats],
         info: dict[str, Any],
+        owner: str | None = None,
+        job_id: str | None = None,
     ) -> str:
-        """Record a new SCHEDULED job; returns its id."""
-        job_id = str(uuid.uuid4())
+        """Record a new SCHEDULED job owned by `owner` (default: this process); returns its id."""
+        job_id = job_id or str(uuid.uuid4())
         self.db.execute(
-            "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 job_id,
                 workflow_id,
@@ -172,9 +153,40 @@ class Workspace:
                 None,
                 json.dumps([n.as_dict() for n in nodes]),
                 json.dumps(info),
+                owner or process_owner(),
             ),
         )
         return job_id
+
+    def set_owner(self, job_id: str, owner: str) -> None:
+        """Hand a job to the process that will run it."""
+        self.db.execute("UPDATE jobs SET owner = ? WHERE id = ?", (owner, job_id))
+
+    def job_info(self, job_id: str) -> dict[str, Any]:
+        """The job's stored run details (output folder, trace, the workflow it ran)."""
+        return json.loads(self.job_row(job_id)["info"] or "{}")
+
+    def sweep_interrupted(self) -> list[str]:
+        """Mark FAILED every unfinished job whose owning process is gone; returns their ids."""
+        rows = self.db.execute(
+            "SELECT id, owner FROM jobs WHERE status IN (?, ?)", ACTIVE_STATUSES
+        ).fetchall()
+        dead = [r["id"] for r in rows if not owner_alive(r["owner"])]
+        for job_id in dead:
+            self.db.execute(
+                "UPDATE jobs SET status = 'FAILED', processing_status = 'FAILED', message = ? "
+                "WHERE id = ? AND status IN (?, ?)",
+                (INTERRUPTED, job_id, *ACTIVE_STATUSES),
+            )
+        return dead
+
+    def active_jobs(self, workflow_id: str) -> list[str]:
+        """Ids of the workflow's jobs that are scheduled or running."""
+        rows = self.db.execute(
+            "SELECT id FROM jobs WHERE workflow_id = ? AND status IN (?, ?)",
+            (workflow_id, *ACTIVE_STATUSES),
+        ).fetchall()
+        return [r["id"] for r in rows]
 
     def update_job(
         self,
@@ -243,10 +255,14 @@ class Workspace:
             for r in rows
         ]
 
-    def list_jobs(self, limit: int = 50) -> list[dict[str, Any]]:
-        """Job records, newest first."""
+    def list_jobs(
+        self, limit: int = 50, workflow_id: str | None = None, status: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Job records, newest first, optionally of one workflow or in one status."""
         rows = self.db.execute(
-            "SELECT id FROM jobs ORDER BY created_at DESC LIMIT ?", (limit,)
+            "SELECT id FROM jobs WHERE (? IS NULL OR workflow_id = ?) AND (? IS NULL OR status = ?)"
+            " ORDER BY created_at DESC LIMIT ?",
+            (workflow_id, workflow_id, status, status, limit),
         ).fetchall()
         return [self.job_record(r["id"]) for r in rows]
 
@@ -322,7 +338,7 @@ class Workspace:
         self, job_id: str, node_id: str, file_id: str, elements: list[dict[str, Any]]
     ) -> None:
         """Keep a node's output for one file (for `jobs download --node`)."""
-        from ingestflow.connectors.local import write_json_atomic
+        from ingestflow.files import write_json_atomic
 
         write_json_atomic(self.node_output_path(job_id, node_id, file_id), elements)
 

@@ -1,0 +1,51 @@
+"""The `ingestflow` command line: thin front ends over the service layer, one module per group.
+
+Modules import `cli.app` (the root command) and `cli.output`; this package imports them all to
+register their commands, so there is no import cycle.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ingestflow.cli import (  # noqa: F401 - each registers its commands
+    connectors,
+    jobs,
+    keys,
+    providers,
+    run,
+    serve,
+    templates,
+    validate,
+    vectordb,
+    workflows,
+)
+from ingestflow.cli.app import app
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        code = app(standalone_mode=False)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except typer.TyperException as usage:  # bad arguments: the parser's own message, exit 2
+        show = getattr(usage, "show", None)
+        if show is not None:
+            show()
+        sys.exit(getattr(usage, "exit_code", 2))
+    except Exception as exc:  # an unexpected error: one line, never a traceback
+        from ingestflow.errors import one_line as reason
+
+        typer.echo(f"✗ ingestflow stopped on an unexpected error: {reason(exc)}", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+__all__ = ["app", "main"]

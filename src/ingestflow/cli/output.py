@@ -1,0 +1,151 @@
+"""What the commands print: problems, records, errors, the progress display and job summaries.
+
+Human output goes to stdout, progress and errors to stderr; `--json` prints records as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+
+from ingestflow.errors import IngestflowError, WorkflowInvalid
+
+
+def echo_problems(label: str, problems: list[Any], err: bool = False) -> None:
+    """Problems in the form `validate` prints them: path, message, found/allowed, hint."""
+    for problem in problems:
+        typer.echo(f"  {label} {problem.path}", err=err)
+        typer.echo(f"      {problem.message}", err=err)
+        facts = []
+        if problem.found is not None:
+            facts.append(f"found: {compact(problem.found)}")
+        if problem.allowed is not None:
+            facts.append(f"allowed: {compact(problem.allowed)}")
+        if facts:
+            typer.echo("      " + "   ".join(facts), err=err)
+        if problem.hint:
+            typer.echo(f"      hint: {problem.hint}", err=err)
+
+
+def compact(value: Any) -> str:
+    """A value as short JSON."""
+    from ingestflow.service.validation import short
+
+    return short(value, limit=200)
+
+
+def print_error(exc: IngestflowError, where: str = "") -> None:
+    """An error on stderr: an invalid input's headline and each of its problems; any other error
+    whole (its lines say what failed and how to fix it)."""
+    if isinstance(exc, WorkflowInvalid):
+        typer.echo(f"✗ {where}{str(exc).splitlines()[0]}", err=True)
+        echo_problems("✗", exc.problems, err=True)
+    else:
+        typer.echo(f"✗ {where}{exc}", err=True)
+
+
+@contextmanager
+def failing_cleanly(where: str = "") -> Iterator[None]:
+    """Turn the service's errors into a message and the error's exit code (2 invalid input or
+    not found, 3 a connector or environment problem)."""
+    try:
+        yield
+    except IngestflowError as exc:
+        print_error(exc, where)
+        raise typer.Exit(exc.exit_code if exc.exit_code != 1 else 2) from None
+
+
+def echo_json(value: Any) -> None:
+    """A record or list as indented JSON on stdout."""
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+class Display:
+    """A Rich live progress line while the job runs (stderr), silent with --json."""
+
+    def __init__(self, quiet: bool, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.console = Console(stderr=True)
+        self.quiet = quiet
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+            disable=quiet,
+        )
+        self.task = self.progress.add_task("documents", total=total, detail="")
+
+    def __enter__(self) -> Display:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def __call__(self, event: str, data: dict[str, Any]) -> None:
+        if event == "stopping":
+            self.progress.console.print(
+                "stopping after the documents in progress (Ctrl-C again to stop now)"
+            )
+        elif event == "start":
+            self.progress.update(self.task, description=f"job {data['job_id'][:8]}")
+        elif event == "pages":  # a long document, its page ranges spread over the workers
+            detail = f"{data['filename']}: {data['done']} of {data['pages']} pages"
+            self.progress.update(self.task, detail=detail)
+        elif event == "file":
+            c = data["counts"]
+            detail = f"{c['elements']} elements, {c['FAILED']} failed, {c['SKIPPED']} skipped"
+            self.progress.update(self.task, advance=1, detail=detail)
+            result = data["result"]
+            if result.status == "FAILED" and not self.quiet:
+                self.progress.console.print(f"[red]✗[/red] {result.filename}: {result.error}")
+
+
+def summary(record: dict[str, Any]) -> None:
+    """A table of per-node counts and the outcome, on stderr."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    table = Table(
+        title=f"job {record['id']}  ·  {record['status']} / "
+        f"{record['processing_status']}  ·  {record.get('runtime', '')}"
+    )
+    for col in ("node", "type", "subtype", "success", "failure"):
+        table.add_column(col, justify="right" if col in ("success", "failure") else "left")
+    for n in record["node_stats"]:
+        table.add_row(
+            n["node_name"], n["node_type"], n["node_subtype"], str(n["success"]), str(n["failure"])
+        )
+    console.print(table)
+    files = record["files"]
+    ok = sum(f["status"] == "SUCCESS" for f in files)
+    skipped = sum(f["status"] == "SKIPPED" for f in files)
+    elements = sum(f["elements"] for f in files)
+    console.print(
+        f"{ok} of {len(files)} documents written ({elements} elements), "
+        f"{len(record['failed_files'])} failed, {skipped} skipped (unchanged)"
+    )
+    for f in record["failed_files"]:
+        console.print(f"  [red]✗[/red] {f['document']}: {f['error']}")
+    if record.get("output_dir"):
+        console.print(f"output: {record['output_dir']}")
+    console.print(f"details: ingestflow jobs show {record['id']}")

@@ -1,0 +1,130 @@
+"""`ingestflow run`: a workflow file run in the foreground, with progress and a summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ingestflow.cli.app import DEFAULT_WORKSPACE, WorkspaceOpt, app
+
+Inputs = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--input", "-i", metavar="PATH", help="A file or folder (recursive); repeat for more."
+    ),
+]
+Output = Annotated[
+    Path, typer.Option("--output", "-o", metavar="FOLDER", help="Output folder (local files).")
+]
+Workers = Annotated[
+    int,
+    typer.Option("--workers", "-w", min=0, help="Worker processes (0: one per core)."),
+]
+Trace = Annotated[bool, typer.Option("--trace", help="Keep each node's output per file.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the job record as JSON.")]
+OnOversize = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--on-oversize",
+        metavar="FIELD=fail|drop|truncate",
+        help="vectordb: what to do with a value over its VARCHAR limit (default: fail the "
+        "document); said in the job, never silent. Repeatable.",
+    ),
+]
+
+
+@app.command()
+def run(
+    workflow: Annotated[Path, typer.Argument(help="Workflow JSON file.")],
+    inputs: Inputs = None,
+    output: Output = Path("output"),
+    workers: Workers = 0,
+    trace: Trace = False,
+    as_json: AsJson = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source", metavar="CONNECTOR", help="Source: a JSON file, or a stored id or name."
+        ),
+    ] = None,
+    destination: Annotated[
+        str | None,
+        typer.Option(
+            "--destination",
+            metavar="CONNECTOR",
+            help="Destination: a JSON file, or a stored id or name.",
+        ),
+    ] = None,
+    on_oversize: OnOversize = None,
+) -> None:
+    """Run a workflow: local files (--input) or a source connector, to an output folder or a
+    destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
+    input, 3 an environment or connector problem."""
+    from ingestflow.service.validation import load_json
+
+    def body() -> Any:
+        from ingestflow.errors import WorkflowInvalid
+
+        data, problems = load_json(workflow)
+        if problems:
+            raise WorkflowInvalid(problems)
+        return data
+
+    raise typer.Exit(
+        run_in_foreground(
+            workspace,
+            body,
+            where=f"{workflow}: ",
+            inputs=inputs or [],
+            output=output,
+            source_ref=source,
+            destination_ref=destination,
+            on_oversize=on_oversize or [],
+            workers=workers,
+            trace=trace,
+            as_json=as_json,
+            workflow_id=f"file:{workflow.resolve()}",
+        )
+    )
+
+
+def run_in_foreground(
+    workspace: Path, body: Any, where: str = "", as_json: bool = False, **options: Any
+) -> int:
+    """Prepare and run a workflow in this process with a progress display; the exit code.
+
+    `body` is the workflow body, or a function that returns it (inside the error handling)."""
+    import sqlite3
+
+    from ingestflow.cli.output import Display, echo_json, print_error, summary
+    from ingestflow.errors import IngestflowError, WorkflowInvalid
+    from ingestflow.service import Service
+
+    try:
+        with Service(workspace) as service:
+            service.sweep()
+            prepared = service.runs.prepare(body() if callable(body) else body, **options)
+            with Display(as_json, prepared.total) as display:
+                record = service.runs.start(prepared, display)
+    except WorkflowInvalid as exc:
+        headline = str(exc).splitlines()[0]
+        print_error(exc, where if headline.startswith(("workflow", "template")) else "")
+        return 2
+    except IngestflowError as exc:
+        print_error(exc)
+        return exc.exit_code if exc.exit_code != 1 else 2
+    except (OSError, sqlite3.Error) as exc:
+        typer.echo(f"✗ {exc.__class__.__name__}: {exc} (workspace {workspace})", err=True)
+        return 3
+    for warning in prepared.plan.warnings:
+        typer.echo(f"! {warning}", err=True)
+    if as_json:
+        echo_json(record)
+    else:
+        summary(record)
+    if record["status"] == "STOPPED":
+        return 130
+    return 1 if record["failed_files"] else 0

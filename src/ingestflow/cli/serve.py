@@ -1,0 +1,49 @@
+"""`ingestflow serve`: the REST API on this machine."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ingestflow.cli.app import DEFAULT_WORKSPACE, WorkspaceOpt, app
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = 8000,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    max_jobs: Annotated[
+        int, typer.Option("--max-jobs", min=1, help="Jobs running at once; the rest wait.")
+    ] = 2,
+    max_files: Annotated[
+        int, typer.Option("--max-files", min=1, help="Files one request may upload.")
+    ] = 100,
+    max_file_mb: Annotated[
+        int, typer.Option("--max-file-mb", min=1, help="Size of one uploaded file, in MB.")
+    ] = 100,
+) -> None:
+    """Serve the REST API under /api/v1 (OpenAPI at /openapi.json, docs at /docs). Every
+    request needs a key from `ingestflow keys create` in the `service-api-key` header."""
+    from ingestflow.cli.output import failing_cleanly
+    from ingestflow.service import Service, UploadLimits
+
+    with failing_cleanly(), Service(workspace) as service:
+        keys = service.keys.active()
+    if not keys:
+        typer.echo(
+            f"✗ no API key in workspace {workspace}: every request needs one. Make one with "
+            f"`ingestflow keys create --workspace {workspace}` and start the server again.",
+            err=True,
+        )
+        raise typer.Exit(2)
+    import uvicorn
+
+    from ingestflow.offline import set_offline_env
+    from ingestflow.server.app import create_app
+
+    set_offline_env()
+    app_ = create_app(workspace, UploadLimits(max_files, max_file_mb << 20), max_jobs)
+    typer.echo(f"serving workspace {workspace.resolve()} at http://{host}:{port}/api/v1", err=True)
+    uvicorn.run(app_, host=host, port=port, log_level="info", server_header=False)

@@ -1,0 +1,150 @@
+"""The connector registry: one entry per connector type, the only list of them.
+
+An entry names the type, its vendor aliases, its role (source or destination), its config model,
+the class that reads or writes it and its connection check. Validation, the store, the runner's
+connector factory and `connectors check` all read this table.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ingestflow.spec.models import ConnectorCreate, Model, VectorDBConfig, WikiConfig
+from ingestflow.spec.parsing import parse_model
+from ingestflow.spec.problems import Problem
+from ingestflow.spec.validate import wiki_auth_problems
+
+ROLES = ("source", "destination")
+
+
+@dataclass(frozen=True)
+class ConnectorType:
+    """One connector type: what it is called, what it does, how it is built and checked."""
+
+    type: str
+    role: str  # "source" | "destination"
+    config_model: type[Model]
+    factory: str  # "module:Class" built with the parsed config
+    checker: str  # "module:function" taking the parsed config, returning a ConnectionCheck
+    aliases: tuple[str, ...] = ()
+    config_rules: Callable[[Any], list[Problem]] = field(default=lambda config: [])
+
+    def build(self, config: Any, **options: Any) -> Any:
+        """The Source or Destination object for a parsed config (heavy imports happen here)."""
+        return _load(self.factory)(config, **options)
+
+    def check(self, config: Any) -> Any:
+        """Connect, authenticate and look (no crawl, no write): a ConnectionCheck."""
+        return _load(self.checker)(config)
+
+    def identity(self, config: Any) -> str:
+        """What the destination is, for fingerprints of processed documents (no secrets)."""
+        if isinstance(config, VectorDBConfig):
+            return f"{self.type}:{config.uri}:{config.db_name}:{config.collection_name}"
+        return f"{self.type}:{getattr(config, 'url', '')}"
+
+
+CONNECTOR_TYPES: dict[str, ConnectorType] = {
+    entry.type: entry
+    for entry in (
+        ConnectorType(
+            "wiki",
+            "source",
+            WikiConfig,
+            "ingestflow.connectors.wiki:WikiSource",
+            "ingestflow.connectors.wiki:check_connection",
+            aliases=("confluence",),
+            config_rules=wiki_auth_problems,
+        ),
+        ConnectorType(
+            "vectordb",
+            "destination",
+            VectorDBConfig,
+            "ingestflow.connectors.vectordb:VectorDBDestination",
+            "ingestflow.connectors.vectordb_admin:check_connection",
+            aliases=("milvus",),
+        ),
+    )
+}
+_ALIASES = {alias: e.type for e in CONNECTOR_TYPES.values() for alias in (e.type, *e.aliases)}
+
+
+def canonical_type(name: str) -> str:
+    """The registered type a name or vendor alias stands for (unknown names returned as given)."""
+    low = name.strip().lower()
+    return _ALIASES.get(low, low)
+
+
+def connector_type(name: str) -> ConnectorType | None:
+    """The registry entry of a type name or alias, or None."""
+    return CONNECTOR_TYPES.get(canonical_type(name))
+
+
+def types_of(role: str | None) -> list[str]:
+    """Registered types of one role (all with None)."""
+    return [e.type for e in CONNECTOR_TYPES.values() if role in (None, "", e.role)]
+
+
+@dataclass
+class CheckedConnector:
+    """The outcome of validating a connector body."""
+
+    connector: ConnectorCreate | None
+    config: Any = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """True when no rule is broken."""
+        return not self.problems
+
+    @property
+    def entry(self) -> ConnectorType:
+        """The registry entry (call only on a valid result)."""
+        assert self.connector is not None
+        entry = connector_type(self.connector.type)
+        assert entry is not None
+        return entry
+
+
+def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
+    """Check a connector create body; `role` ('source' or 'destination') narrows allowed types."""
+    connector, problems = parse_model(ConnectorCreate, data, what="connector")
+    if connector is None:
+        return CheckedConnector(None, None, problems)
+    entry = connector_type(connector.type)
+    allowed = types_of(role)
+    if entry is None or entry.type not in allowed:
+        aliases = [a for e in CONNECTOR_TYPES.values() if e.type in allowed for a in e.aliases]
+        problems.append(
+            Problem(
+                "type",
+                "unknown connector type" + (f" for a {role}" if role else ""),
+                found=connector.type,
+                allowed=allowed,
+                hint="vendor spellings "
+                + " and ".join(f"`{a}`" for a in aliases)
+                + " are accepted too",
+            )
+        )
+        return CheckedConnector(connector, None, problems)
+    connector = connector.model_copy(update={"type": entry.type})
+    config, config_problems = parse_model(
+        entry.config_model, connector.config, prefix=("config",), what=f"{entry.type} config"
+    )
+    problems.extend(config_problems)
+    if not connector.name.strip():
+        problems.append(
+            Problem("name", "the connector name must not be empty", found=connector.name)
+        )
+    if config is not None:
+        problems.extend(entry.config_rules(config))
+    return CheckedConnector(connector, config, problems)
+
+
+def _load(dotted: str) -> Any:
+    module, _, attr = dotted.partition(":")
+    return getattr(importlib.import_module(module), attr)

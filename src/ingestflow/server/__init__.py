@@ -1,0 +1,1 @@
+"""The REST server over the service layer (`ingestflow serve`)."""

@@ -1,0 +1,77 @@
+"""The REST server: SPEC.md's API under /api/v1, over the service layer.
+
+`create_app(workspace)` builds the app; `ingestflow serve` runs it with uvicorn. At start-up it
+marks jobs whose process died as FAILED (interrupted), then starts the launcher (background jobs)
+and the schedules; at shutdown it stops them, asking running jobs to stop cleanly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, FastAPI
+
+from ingestflow.server import errors
+from ingestflow.server.deps import ServerState, require_key
+from ingestflow.server.routes import connectors, jobs, templates, workflows
+from ingestflow.service import Service, UploadLimits
+
+API_PREFIX = "/api/v1"
+
+
+def create_app(
+    workspace: Path,
+    limits: UploadLimits | None = None,
+    max_running: int = 2,
+    background: bool = True,
+) -> FastAPI:
+    """The FastAPI app of a workspace. With `background` false no jobs are launched and no
+    schedule fires (for tests of the API alone)."""
+    state = ServerState(Path(workspace).resolve(), limits or UploadLimits())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        with Service(state.workspace) as service:
+            service.sweep()
+        if background:
+            from ingestflow.service.launcher import Launcher
+            from ingestflow.service.schedules import Schedules
+
+            state.launcher = Launcher(state.workspace, max_running)
+            state.schedules = Schedules(state.workspace, state.submitted)
+            state.launcher.start()
+            state.schedules.start()
+        try:
+            yield
+        finally:
+            if state.schedules is not None:
+                state.schedules.stop()
+            if state.launcher is not None:
+                state.launcher.stop()
+
+    app = FastAPI(
+        title="ingestflow",
+        summary="Document-ingestion workflows, served locally.",
+        version=_version(),
+        lifespan=lifespan,
+        redirect_slashes=False,
+    )
+    app.state.ingestflow = state
+    api = APIRouter(prefix=API_PREFIX, dependencies=[Depends(require_key)])
+    for module in (workflows, jobs, connectors, templates):
+        api.include_router(module.router)
+    app.include_router(api)
+    errors.install(app)
+    app.add_middleware(errors.CatchAll)
+    return app
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ingestflow")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"

@@ -1,0 +1,118 @@
+"""Error answers: the service's errors as HTTP statuses with FastAPI's body shapes.
+
+422 `{"detail": [{"loc", "msg", "type"}]}` carries the same problems `ingestflow validate`
+reports; other errors are `{"detail": "..."}`. Nothing echoes a request's values back whole (a
+secret could be among them), and no traceback reaches a body or the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.responses import Response
+
+from ingestflow.errors import (
+    Conflict,
+    ConnectorError,
+    IngestflowError,
+    NotFound,
+    TooLarge,
+    WorkflowInvalid,
+)
+
+log = logging.getLogger("ingestflow.server")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def problem_loc(path: str, where: str) -> list[str | int]:
+    """A Problem's JSON path (`workflow_nodes[2].settings.x`) as a FastAPI `loc`."""
+    loc: list[str | int] = [where]
+    for part in path.replace("$", "").split("."):
+        if not part:
+            continue
+        name, *indices = _INDEX.split(part)
+        if name:
+            loc.append(name)
+        loc.extend(int(i) for i in indices if i.isdigit())
+    return loc
+
+
+def invalid_detail(exc: WorkflowInvalid) -> list[dict[str, Any]]:
+    """The 422 detail list of a WorkflowInvalid."""
+    where = "query" if "list request" in str(exc.args[0]).splitlines()[0] else "body"
+    return [
+        {
+            "loc": problem_loc(p.path, where),
+            "msg": p.one_line().split(": ", 1)[-1] if p.path else p.one_line(),
+            "type": "value_error",
+        }
+        for p in exc.problems
+    ]
+
+
+def _status(exc: IngestflowError) -> int:
+    if isinstance(exc, WorkflowInvalid):
+        return 422
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, Conflict):
+        return 409
+    if isinstance(exc, TooLarge):
+        return 413
+    if isinstance(exc, ConnectorError):
+        return 422
+    return 400
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line, for a body or the log."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class CatchAll(BaseHTTPMiddleware):
+    """The last resort: an unexpected exception is a 500 with one line, logged as one line."""
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        try:
+            return await call_next(request)
+        except Exception as exc:
+            log.error("%s %s: %s", request.method, request.url.path, one_line(exc))
+            return JSONResponse({"detail": f"internal error: {one_line(exc)}"}, status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    """Register the error handlers on an app."""
+
+    @app.exception_handler(IngestflowError)
+    async def _ingestflow(request: Request, exc: IngestflowError) -> JSONResponse:
+        if isinstance(exc, WorkflowInvalid):
+            return JSONResponse({"detail": invalid_detail(exc)}, status_code=422)
+        return JSONResponse({"detail": str(exc).splitlines()[0]}, status_code=_status(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        detail = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail
+        if exc.status_code == 404 and request.url.path.startswith("/api/v1/api/v1"):
+            detail = (
+                "Not Found: the path has /api/v1 twice; give the client the server's bare URL "
+                "(http://HOST:PORT), every operation adds /api/v1 itself"
+            )
+        elif exc.status_code == 404 and not request.url.path.startswith("/api/v1"):
+            detail = "Not Found: the API is served under /api/v1 (see /docs)"
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)

@@ -1,0 +1,91 @@
+"""/jobs: list, get, details, failed files, download, cancel, and on-demand jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+
+from ingestflow.server.deps import ServiceDep, StateDep, both
+from ingestflow.server.uploads import MULTIPART_DOC, read_form
+from ingestflow.service import Service
+from ingestflow.service.jobs import information
+
+router = APIRouter(tags=["jobs"])
+_ON_DEMAND_DOC = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["request_data"],
+                    "properties": {
+                        "request_data": {
+                            "type": "string",
+                            "description": '{"template_id": ...} or {"job_nodes": [...]}',
+                        },
+                        **MULTIPART_DOC["requestBody"]["content"]["multipart/form-data"]["schema"][
+                            "properties"
+                        ],
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@both(router, "GET", "/jobs")
+def list_jobs(
+    svc: ServiceDep, workflow_id: str | None = None, status: str | None = None
+) -> list[dict[str, Any]]:
+    """Jobs, newest first, of one workflow and/or in one status."""
+    return [information(r) for r in svc.jobs.list(workflow_id, status)]
+
+
+@both(router, "POST", "/jobs", openapi_extra=_ON_DEMAND_DOC)
+async def create_job(request: Request, state: StateDep) -> dict[str, Any]:
+    """An on-demand job: `request_data` names a template or lists the nodes; files are its input."""
+    files, fields = await read_form(request, state.limits, extra_fields=1)
+
+    def submit() -> dict[str, Any]:
+        with Service(state.workspace) as svc:
+            return information(svc.runs.on_demand(fields.get("request_data"), files, state.limits))
+
+    record = await run_in_threadpool(submit)
+    state.submitted()
+    return record
+
+
+@both(router, "GET", "/jobs/{job_id}")
+def get_job(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+    """One job."""
+    return svc.jobs.information(job_id)
+
+
+@both(router, "GET", "/jobs/{job_id}/details")
+def job_details(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+    """Processing status and per-node counts."""
+    return svc.jobs.details(job_id)
+
+
+@both(router, "GET", "/jobs/{job_id}/failed-files")
+def failed_files(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+    """The documents that failed, each with its reason."""
+    return svc.jobs.failed_files(job_id)
+
+
+@both(router, "GET", "/jobs/{job_id}/download")
+def download(
+    job_id: str, file_id: str, svc: ServiceDep, node_id: str | None = None
+) -> list[dict[str, Any]]:
+    """The elements of one file after one node (no node_id: the last node's)."""
+    return svc.jobs.download(job_id, file_id, node_id)
+
+
+@both(router, "POST", "/jobs/{job_id}/cancel")
+def cancel(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+    """Stop a job (finished documents are kept)."""
+    return svc.jobs.cancel(job_id)

@@ -1,0 +1,112 @@
+"""/workflows: create, list, get, update, delete, run."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Request
+from starlette.concurrency import run_in_threadpool
+
+from ingestflow.server.deps import ServiceDep, StateDep, both
+from ingestflow.server.uploads import MULTIPART_DOC, read_form
+from ingestflow.service import Service
+from ingestflow.service.jobs import information
+
+router = APIRouter(tags=["workflows"])
+WorkflowBody = Annotated[
+    dict[str, Any],
+    Body(
+        openapi_examples={
+            "local files": {
+                "value": {
+                    "name": "local fast",
+                    "workflow_type": "custom",
+                    "workflow_nodes": [
+                        {
+                            "name": "Partitioner",
+                            "type": "partition",
+                            "subtype": "unstructured_api",
+                            "settings": {"strategy": "fast"},
+                        }
+                    ],
+                }
+            }
+        }
+    ),
+]
+
+
+@both(router, "GET", "/workflows")
+def list_workflows(
+    svc: ServiceDep,
+    source_id: str | None = None,
+    destination_id: str | None = None,
+    status: str | None = None,
+    name: str | None = None,
+    created_since: str | None = None,
+    created_before: str | None = None,
+    sort_by: str = "id",
+    sort_direction: str = "asc",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=1000)] = 20,
+) -> list[dict[str, Any]]:
+    """Long-lived workflows, filtered, sorted and paged."""
+    return svc.workflows.list(
+        source_id=source_id,
+        destination_id=destination_id,
+        status=status,
+        name=name,
+        created_since=created_since,
+        created_before=created_before,
+        sort_by=sort_by,
+        sort_direction=sort_direction,
+        page=page,
+        page_size=page_size,
+    )
+
+
+@both(router, "POST", "/workflows")
+def create_workflow(body: WorkflowBody, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
+    """Create a workflow; every rule is checked and every problem reported at once (422)."""
+    record = svc.workflows.create(body)
+    state.workflow_changed(record, record["id"])
+    return record
+
+
+@both(router, "GET", "/workflows/{workflow_id}")
+def get_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
+    """One workflow."""
+    return svc.workflows.get(workflow_id)
+
+
+@both(router, "PUT", "/workflows/{workflow_id}")
+def update_workflow(
+    workflow_id: str, body: WorkflowBody, svc: ServiceDep, state: StateDep
+) -> dict[str, Any]:
+    """Change a long-lived workflow (on-demand ones cannot be updated)."""
+    record = svc.workflows.update(workflow_id, body)
+    state.workflow_changed(record, record["id"])
+    return record
+
+
+@both(router, "DELETE", "/workflows/{workflow_id}")
+def delete_workflow(workflow_id: str, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
+    """Delete a workflow with no job scheduled or running."""
+    answer = svc.workflows.delete(workflow_id)
+    state.workflow_changed(None, answer["id"])
+    return answer
+
+
+@both(router, "POST", "/workflows/{workflow_id}/run", status_code=202, openapi_extra=MULTIPART_DOC)
+async def run_workflow(workflow_id: str, request: Request, state: StateDep) -> dict[str, Any]:
+    """Run a workflow as a job (files in a multipart body for a local source); 202 with the
+    job, which runs in the background: poll GET /jobs/{job_id}."""
+    files, _ = await read_form(request, state.limits)
+
+    def submit() -> dict[str, Any]:
+        with Service(state.workspace) as svc:
+            return information(svc.runs.submit(workflow_id, files, state.limits))
+
+    record = await run_in_threadpool(submit)
+    state.submitted()
+    return record

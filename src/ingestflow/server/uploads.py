@@ -1,0 +1,66 @@
+"""Multipart uploads: the files of a run request (`input_files` or `input_files[]`), bounded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import HTTPException, Request
+from starlette.datastructures import UploadFile
+
+from ingestflow.service import Upload, UploadLimits
+
+FILE_FIELDS = ("input_files", "input_files[]")
+
+MULTIPART_DOC: dict[str, Any] = {
+    "requestBody": {
+        "required": False,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "input_files": {
+                            "type": "array",
+                            "items": {"type": "string", "format": "binary"},
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+async def read_form(
+    request: Request, limits: UploadLimits, extra_fields: int = 0
+) -> tuple[list[Upload], dict[str, str]]:
+    """The uploaded files and the plain fields of a multipart request; 413 when it is larger than
+    the limits allow (said before anything is read), none when the body is not multipart."""
+    kind = request.headers.get("content-type", "")
+    if not kind.startswith("multipart/form-data"):
+        return [], {}
+    declared = request.headers.get("content-length")
+    ceiling = limits.max_files * limits.max_file_bytes + (1 << 20)
+    if declared and declared.isdigit() and int(declared) > ceiling:
+        raise HTTPException(
+            413,
+            f"the request is {int(declared) >> 20} MB; at most {limits.max_files} files of "
+            f"{limits.max_file_bytes >> 20} MB each are accepted",
+        )
+    try:
+        form = await request.form(
+            max_files=limits.max_files + 1, max_fields=16 + extra_fields, max_part_size=4 << 20
+        )
+    except HTTPException:
+        raise
+    except Exception as exc:  # a malformed body: the parser's reason in one line
+        raise HTTPException(400, f"the multipart body could not be read: {exc}") from None
+    files: list[Upload] = []
+    fields: dict[str, str] = {}
+    for key, value in form.multi_items():
+        if isinstance(value, UploadFile):
+            if key in FILE_FIELDS:
+                files.append(Upload(value.filename or "", value.file))
+        else:
+            fields[key] = value
+    return files, fields

@@ -1,0 +1,77 @@
+"""Administration the front ends offer beside the resources: vector collections and model servers.
+
+Thin on purpose: it names, for the CLI, the connector and provider functions it may call, so
+that front ends depend on the service layer alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingestflow.errors import ConnectorError
+
+LOCAL_QUERY_DIMENSION = 384
+
+
+def create_collection(uri: str, collection: str, dim: int, schema: str, **conn: Any) -> list[str]:
+    """Create a collection with the spec's schema and a COSINE index; returns its field lines."""
+    from ingestflow.connectors.vectordb_admin import create_collection as create
+
+    return create(uri, collection, dim, schema, **conn)
+
+
+def shown_uri(uri: str) -> str:
+    """A Milvus URI with any credentials masked, for messages."""
+    from ingestflow.connectors.milvus_client import mask_uri
+
+    return mask_uri(uri)
+
+
+def local_embed_model() -> str:
+    """The embedding model that runs offline (queries are embedded with it)."""
+    from ingestflow.spec.catalog import LOCAL_EMBED_MODEL
+
+    return LOCAL_EMBED_MODEL
+
+
+def search(uri: str, collection: str, query: str, k: int, **conn: Any) -> list[Any]:
+    """The `k` elements closest to `query` (embedded with the local model), best first. The
+    collection is checked before the model loads."""
+    from ingestflow.connectors import vectordb_admin
+    from ingestflow.connectors.milvus_client import MilvusTarget, describe
+
+    target = MilvusTarget.of(uri, **conn)
+    client = target.connect()
+    try:
+        info = describe(client, target, collection)
+    finally:
+        client.close()
+    vec = info.fields.get("embeddings")
+    if vec is None or vec.dim != LOCAL_QUERY_DIMENSION:
+        found = "no 'embeddings' field" if vec is None else f"{vec.dim}-dimensional embeddings"
+        raise ConnectorError(
+            f"vectordb: collection '{collection}' has {found}; the local model makes "
+            f"{LOCAL_QUERY_DIMENSION}-dimensional vectors"
+        )
+    return vectordb_admin.search(uri, collection, embed_query(query), k, **conn)
+
+
+def embed_query(text: str) -> list[float]:
+    """The query's unit-norm vector from the local all-MiniLM-L6-v2 (shared loader)."""
+    from ingestflow.stages.embed import encode
+
+    return [float(x) for x in encode([text])[0]]
+
+
+def provider_endpoints() -> dict[str, Any]:
+    """The model-server endpoints the environment configures (EnvironmentProblem if malformed)."""
+    from ingestflow.providers.config import endpoints_from_env
+
+    return endpoints_from_env()
+
+
+def check_providers(endpoints: dict[str, Any]) -> list[Any]:
+    """Call each endpoint once; what answered and what did not."""
+    from ingestflow.providers.check import check_all
+
+    return check_all(endpoints)

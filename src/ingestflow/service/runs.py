@@ -1,0 +1,360 @@
+"""Runs: a workflow run in the foreground (the CLI) or as a background job (the API, schedules).
+
+A foreground run builds the plan, opens the connectors and runs the job in this process. A
+background run is recorded SCHEDULED with everything it needs (uploaded files stored inside the
+workspace, the workflow as it was when submitted); a job process (`ingestflow.service.jobproc`)
+runs it later, so the server keeps answering while it does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import unicodedata
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ingestflow.errors import TooLarge, WorkflowInvalid
+from ingestflow.spec.problems import Problem
+from ingestflow.spec.record import mask_secrets
+from ingestflow.store import NodeStats, Workspace
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One uploaded file: the name the client gave and a stream of its bytes."""
+
+    filename: str
+    stream: IO[bytes]
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """What one request may upload (the hosted service allows 10 files of 10 MB)."""
+
+    max_files: int = 100
+    max_file_bytes: int = 100 << 20
+
+
+@dataclass
+class Prepared:
+    """A run ready to start: its plan, connectors and options."""
+
+    plan: Any
+    source: Any
+    destination: Any
+    options: Any
+    total: int | None
+
+
+class Runs:
+    """Foreground runs, background submissions, and the body of a job process."""
+
+    def __init__(self, ws: Workspace, connectors: Any, workflows: Any) -> None:
+        self.ws = ws
+        self.connectors = connectors
+        self.workflows = workflows
+
+    # --- foreground (CLI) -----------------------------------------------------------------
+    def prepare(
+        self,
+        body: Any,
+        *,
+        inputs: list[Path],
+        output: Path | None,
+        source_ref: str | None = None,
+        destination_ref: str | None = None,
+        on_oversize: list[str] | None = None,
+        workers: int = 0,
+        trace: bool = False,
+        workflow_id: str = "local",
+        job_type: str = "ephemeral",
+        job_id: str | None = None,
+    ) -> Prepared:
+        """Check a workflow body and the run's arguments, and open its connectors."""
+        from ingestflow.connectors.local import LocalDestination, LocalSource
+        from ingestflow.runner.executor import RunOptions
+        from ingestflow.runner.plan import build_plan
+
+        plan = build_plan(body)
+        source_ref = source_ref or plan.workflow.source_id
+        destination_ref = destination_ref or plan.workflow.destination_id
+        total: int | None = None
+        if source_ref is None:
+            if not inputs:
+                raise WorkflowInvalid(
+                    [
+                        Problem(
+                            "--input",
+                            "this workflow reads local files: give at least one file or folder",
+                            hint="`ingestflow run WORKFLOW --input FILE_OR_FOLDER`, or files "
+                            "in the request body through the API",
+                        )
+                    ],
+                    what="run request",
+                )
+            source = LocalSource(inputs)
+            if all(p.exists() for p in inputs):
+                total = source.count()
+        else:
+            if inputs:
+                raise WorkflowInvalid(
+                    [
+                        Problem(
+                            "--input",
+                            "files are for a workflow with a local source; this one reads "
+                            "from a source connector",
+                        )
+                    ],
+                    what="run request",
+                )
+            checked = self.connectors.resolve(source_ref, "source")
+            source = checked.entry.build(checked.config)
+        output_dir: str | None = None
+        if destination_ref is None:
+            if on_oversize:
+                raise WorkflowInvalid(
+                    [
+                        Problem(
+                            "--on-oversize",
+                            "--on-oversize applies to a vectordb destination; this run "
+                            "writes local files",
+                        )
+                    ],
+                    what="run request",
+                )
+            output = output or Path("output")
+            destination = LocalDestination(output)
+            destination_key = f"local:{output.resolve()}"
+            output_dir = str(output.resolve())
+        else:
+            checked = self.connectors.resolve(destination_ref, "destination")
+            destination = checked.entry.build(
+                checked.config, varchar_policy=parse_policies(on_oversize or [])
+            )
+            destination_key = checked.entry.identity(checked.config)
+        options = RunOptions(
+            workers=workers,
+            trace=trace,
+            output_dir=output_dir,
+            destination_key=destination_key,
+            workflow_id=workflow_id,
+            job_type=job_type,
+            job_id=job_id,
+        )
+        return Prepared(plan, source, destination, options, total)
+
+    def start(self, prepared: Prepared, progress: ProgressFn | None = None) -> dict[str, Any]:
+        """Run a prepared run to its end in this process; returns the job record."""
+        from ingestflow.runner.executor import JobRunner
+
+        return JobRunner(
+            prepared.plan,
+            prepared.source,
+            prepared.destination,
+            self.ws,
+            prepared.options,
+            progress,
+        ).run()
+
+    # --- background (API, schedules) ------------------------------------------------------
+    def submit(
+        self,
+        ref: str,
+        uploads: Iterable[Upload] = (),
+        limits: UploadLimits | None = None,
+        job_type: str | None = None,
+    ) -> dict[str, Any]:
+        """Record a SCHEDULED job of a stored workflow (with its uploaded files); returns its
+        record. The launcher starts it."""
+        row = self.workflows.row(ref)
+        body = row["body"]
+        local = body.get("source_id") is None
+        job_id = str(uuid.uuid4())
+        uploads = list(uploads)
+        if local and not uploads:
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        "input_files",
+                        "this workflow reads local files: send them with the run request",
+                        hint="multipart form field `input_files` (or `input_files[]`), one part "
+                        "per file",
+                    )
+                ],
+                what="run request",
+            )
+        if not local and uploads:
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        "input_files",
+                        "files are for a workflow with a local source; this one reads from "
+                        "its source connector",
+                    )
+                ],
+                what="run request",
+            )
+        from ingestflow.runner.plan import build_plan
+
+        plan = build_plan(body)  # checked again: the rules or the models may have changed
+        folder = self.store_uploads(job_id, uploads, limits or UploadLimits()) if local else None
+        if job_type is None:
+            job_type = "template" if body.get("workflow_type") == "template" else "persistent"
+            job_type = "ephemeral" if row["kind"] != "persistent" else job_type
+        output_dir = None
+        if body.get("destination_id") is None:
+            output_dir = str((self.ws.root / "jobs" / job_id / "output").resolve())
+        info = {
+            "output_dir": output_dir,
+            "trace": True,
+            "workflow": mask_secrets(body),
+            "run": {"body": body, "inputs": [str(folder)] if folder else []},
+            "on_demand": row["kind"] != "persistent",
+        }
+        stats = [NodeStats(n.id, n.name, n.type, n.subtype) for n in plan.nodes]
+        self.ws.create_job(row["id"], row["name"], job_type, stats, info, job_id=job_id)
+        return self.ws.job_record(job_id)
+
+    def on_demand(
+        self, request_data: Any, uploads: Iterable[Upload], limits: UploadLimits | None = None
+    ) -> dict[str, Any]:
+        """An on-demand job: a workflow that lives only for this job (`template_id` or
+        `job_nodes`, local files in and out)."""
+        from ingestflow.service.workflows import ON_DEMAND
+
+        data = _request_data(request_data)
+        name = f"on-demand {uuid.uuid4()}"
+        if "template_id" in data:
+            body = {"name": name, "workflow_type": "template", "template_id": data["template_id"]}
+        else:
+            body = {"name": name, "workflow_type": "custom", "workflow_nodes": data["job_nodes"]}
+        record = self.workflows.create(body, kind=ON_DEMAND)
+        try:
+            return self.submit(record["id"], uploads, limits, job_type="ephemeral")
+        except BaseException:
+            self.ws.workflows.delete(record["id"])
+            raise
+
+    def store_uploads(self, job_id: str, uploads: list[Upload], limits: UploadLimits) -> Path:
+        """Copy uploads into `uploads/<job>/<n>/<name>` inside the workspace, bounded in count and
+        size; whatever a file name says, nothing lands outside that folder."""
+        if len(uploads) > limits.max_files:
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        "input_files",
+                        f"too many files in one request (at most {limits.max_files})",
+                        found=len(uploads),
+                        hint="split them over several runs, or raise `serve --max-files`",
+                    )
+                ],
+                what="run request",
+            )
+        folder = self.ws.root / "uploads" / job_id
+        try:
+            for number, upload in enumerate(uploads):
+                target = folder / str(number) / safe_filename(upload.filename, number)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _copy_bounded(upload, target, limits.max_file_bytes)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return folder
+
+    def execute(self, job_id: str, progress: ProgressFn | None = None) -> dict[str, Any]:
+        """Run a SCHEDULED background job in this process (the job process calls this)."""
+        from ingestflow.errors import one_line as reason
+
+        row = self.ws.job_row(job_id)
+        if row["status"] != "SCHEDULED":
+            return self.ws.job_record(job_id)  # cancelled, or started by another process
+        info = json.loads(row["info"] or "{}")
+        run = info.get("run") or {}
+        try:
+            prepared = self.prepare(
+                run.get("body"),
+                inputs=[Path(p) for p in run.get("inputs", [])],
+                output=Path(info["output_dir"]) if info.get("output_dir") else None,
+                trace=bool(info.get("trace")),
+                workflow_id=row["workflow_id"],
+                job_type=row["job_type"],
+                job_id=job_id,
+            )
+            return self.start(prepared, progress)
+        except Exception as exc:
+            current = self.ws.job_row(job_id)
+            if current["status"] in ("SCHEDULED", "IN_PROGRESS"):
+                message = str(exc).splitlines()[0] if str(exc) else reason(exc)
+                self.ws.update_job(
+                    job_id, status="FAILED", processing_status="FAILED", message=message
+                )
+            return self.ws.job_record(job_id)
+        finally:
+            if info.get("on_demand"):
+                self.ws.workflows.delete(row["workflow_id"])
+
+
+def safe_filename(name: str | None, number: int) -> str:
+    """A file name that is only a name: no folders, no `..`, no control characters."""
+    base = unicodedata.normalize("NFC", str(name or "")).replace("\\", "/").split("/")[-1]
+    base = re.sub(r"[\x00-\x1f\x7f]", "", base).strip()
+    if base in ("", ".", "..") or base.startswith("."):
+        base = f"upload-{number}{Path(base).suffix if base not in ('.', '..') else ''}"
+    return base[:200]
+
+
+def _copy_bounded(upload: Upload, target: Path, limit: int) -> None:
+    written = 0
+    with open(target, "wb") as out:
+        while chunk := upload.stream.read(_CHUNK):
+            written += len(chunk)
+            if written > limit:
+                raise TooLarge(
+                    f"{safe_filename(upload.filename, 0)} is larger than the {limit >> 20} MB a "
+                    "file may be (raise `serve --max-file-mb` to accept larger files)"
+                )
+            out.write(chunk)
+
+
+def _request_data(raw: Any) -> dict[str, Any]:
+    """The on-demand job's `request_data`: `{"template_id": ...}` or `{"job_nodes": [...]}`."""
+    data = raw
+    if isinstance(raw, str | bytes):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+    if not isinstance(data, dict) or ("template_id" in data) == ("job_nodes" in data):
+        raise WorkflowInvalid(
+            [
+                Problem(
+                    "request_data",
+                    "request_data is a JSON object with either `template_id` or `job_nodes`",
+                    hint='e.g. {"template_id": "fast_partition"}',
+                )
+            ],
+            what="job request",
+        )
+    return data
+
+
+def parse_policies(items: list[str]) -> dict[str, str]:
+    """`FIELD=fail|drop|truncate` options as a policy map; WorkflowInvalid when malformed."""
+    policies: dict[str, str] = {}
+    for item in items:
+        field, _, policy = item.partition("=")
+        if not field or policy not in ("fail", "drop", "truncate"):
+            raise WorkflowInvalid(
+                [Problem("--on-oversize", f"expected FIELD=fail|drop|truncate, found {item!r}")],
+                what="run request",
+            )
+        policies[field] = policy
+    return policies

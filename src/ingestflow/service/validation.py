@@ -1,0 +1,63 @@
+"""Checking files on their own (what `ingestflow validate` does): a workflow or a connector body,
+judged without a workspace (connector and template ids are resolved when stored or run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ingestflow.spec.problems import Problem, short
+
+__all__ = ["FileCheck", "check_file", "load_json", "short"]
+
+_LABELS = {
+    "partition": "Partitioner",
+    "prompter": "Enrichment",
+    "chunk": "Chunker",
+    "embed": "Embedder",
+}
+
+
+@dataclass
+class FileCheck:
+    """The outcome of checking a file: what it is, its problems and warnings, a summary."""
+
+    kind: str = "workflow"
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    summary: str = ""
+
+    @property
+    def valid(self) -> bool:
+        """True when no rule is broken."""
+        return not self.problems
+
+
+def load_json(path: Path) -> tuple[Any, list[Problem]]:
+    """A JSON file's content, or the problems that kept it from being read (duplicate keys,
+    syntax, encoding, a missing file)."""
+    from ingestflow.spec.parsing import load_json_file
+
+    return load_json_file(path)
+
+
+def check_file(path: Path, today: date | None = None) -> FileCheck:
+    """Check a workflow file (or a connector body: name, type, config) against every rule."""
+    from ingestflow.connectors.registry import validate_connector
+    from ingestflow.spec.validate import looks_like_connector, validate_workflow
+
+    data, problems = load_json(path)
+    if problems:
+        return FileCheck(problems=problems)
+    if looks_like_connector(data):
+        checked_c = validate_connector(data)
+        summary = f"{checked_c.connector.type} connector" if checked_c.connector else ""
+        return FileCheck("connector", checked_c.problems, [], summary)
+    checked = validate_workflow(data, today=today)
+    summary = ""
+    if checked.workflow is not None:
+        chain = " → ".join(_LABELS.get(n.type, n.type) for n in checked.nodes)
+        summary = f"{checked.workflow.workflow_type}" + (f": {chain}" if chain else "")
+    return FileCheck("workflow", checked.problems, checked.warnings, summary)

@@ -1,0 +1,120 @@
+"""The workspace's SQLite file: opening it (owner-only, WAL, busy timeout) and its migrations.
+
+Each migration runs once, in order, inside a transaction; `PRAGMA user_version` records how many
+have run. A workspace made before migrations existed (version 0, tables already there) is brought
+up to date by the same steps, which is why the first one uses `IF NOT EXISTS`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ingestflow.errors import NotFound
+
+DB_NAME = "ingestflow.db"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: jobs, their files, document fingerprints (reprocess_all: false), connectors
+    """
+    CREATE TABLE IF NOT EXISTS jobs (
+        id TEXT PRIMARY KEY, workflow_id TEXT, workflow_name TEXT, job_type TEXT,
+        status TEXT, processing_status TEXT, created_at TEXT, runtime_s REAL,
+        message TEXT, node_stats TEXT, info TEXT
+    );
+    CREATE TABLE IF NOT EXISTS job_files (
+        job_id TEXT, file_id TEXT, filename TEXT, status TEXT, error TEXT, elements INTEGER,
+        output TEXT, warnings TEXT, seq INTEGER, PRIMARY KEY (job_id, file_id)
+    );
+    CREATE TABLE IF NOT EXISTS file_state (
+        workflow_key TEXT, record_id TEXT, content_hash TEXT, settings_hash TEXT, job_id TEXT,
+        updated_at TEXT, PRIMARY KEY (workflow_key, record_id)
+    );
+    CREATE TABLE IF NOT EXISTS connectors (
+        id TEXT PRIMARY KEY, name TEXT UNIQUE, type TEXT, role TEXT, config TEXT,
+        created_at TEXT, updated_at TEXT
+    );
+    """,
+    # 2: stored workflows, API keys, connection checks, and the process that owns a job (to
+    # tell a live job from a dead one)
+    """
+    CREATE TABLE workflows (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+        body TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT
+    );
+    CREATE UNIQUE INDEX workflows_name ON workflows (name) WHERE kind = 'persistent';
+    CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY, name TEXT, digest TEXT NOT NULL UNIQUE, hint TEXT,
+        created_at TEXT NOT NULL, revoked_at TEXT
+    );
+    CREATE TABLE connection_checks (
+        id TEXT PRIMARY KEY, connector_id TEXT NOT NULL, status TEXT NOT NULL, reason TEXT,
+        created_at TEXT NOT NULL, reported_at TEXT
+    );
+    ALTER TABLE jobs ADD COLUMN owner TEXT;
+    CREATE INDEX jobs_workflow ON jobs (workflow_id, status);
+    """,
+)
+
+
+def now() -> str:
+    """The current time, ISO 8601 with time zone."""
+    return datetime.now(UTC).isoformat()
+
+
+def connect_db(root: Path, create: bool = True) -> sqlite3.Connection:
+    """The workspace database, migrated, readable by its owner only (it holds connector secrets).
+
+    With `create` false a missing workspace is NotFound instead of being made."""
+    root = Path(root)
+    path = root / DB_NAME
+    if not path.exists():
+        if not create:
+            raise NotFound(f"no workspace at {root} (nothing has been stored or run there yet)")
+        root.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA busy_timeout=30000")
+    migrate(db)
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Run the migrations this database has not had yet; returns its schema version."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version >= len(MIGRATIONS):
+        return version
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # another process may have migrated while this one waited for the lock
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        for number in range(version, len(MIGRATIONS)):
+            for statement in _statements(MIGRATIONS[number]):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {number + 1}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return len(MIGRATIONS)
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def by_prefix(db: sqlite3.Connection, table: str, ref: str, name_column: str | None = None) -> list:
+    """Rows whose id is `ref` or starts with it (or whose name is `ref`); no LIKE wildcards."""
+    if not ref:
+        return []
+    name_clause = f" OR {name_column} = ?" if name_column else ""
+    args = (ref, len(ref), ref, *((ref,) if name_column else ()))
+    return db.execute(
+        f"SELECT * FROM {table} WHERE id = ? OR substr(id, 1, ?) = ?{name_clause}", args
+    ).fetchall()
