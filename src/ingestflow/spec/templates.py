@@ -79,6 +79,56 @@ TEMPLATES: dict[str, Template] = {
                 _node("Embedder", "embed", "ibm", model_name=_MINILM),
             ),
         ),
+        Template(
+            "hi_res_chunk_embed",
+            "High Res, tables, chunk by title, embed (offline)",
+            "High Res partition with table structure, chunk by title, embed with "
+            "all-MiniLM-L6-v2; fully offline.",
+            (
+                _node(
+                    "Partitioner",
+                    "partition",
+                    "unstructured_api",
+                    strategy="hi_res",
+                    infer_table_structure=True,
+                ),
+                _node("Chunker", "chunk", "chunk_by_title", max_characters=800),
+                _node("Embedder", "embed", "ibm", model_name=_MINILM),
+            ),
+        ),
+        Template(
+            "auto_partition",
+            "Auto partition",
+            "Each page to Fast, High Res or VLM, whichever it needs (VLM needs a model server).",
+            (
+                _node(
+                    "Partitioner",
+                    "partition",
+                    "vlm",
+                    is_dynamic=True,
+                    allow_fast=True,
+                    provider="auto",
+                ),
+            ),
+        ),
+        Template(
+            "vlm_partition_chunk",
+            "VLM partition, chunk by title",
+            "Every page read by a vision-language model (needs a model server), chunk by title.",
+            (
+                _node("Partitioner", "partition", "vlm", is_dynamic=False, provider="auto"),
+                _node("Chunker", "chunk", "chunk_by_title", max_characters=2048),
+            ),
+        ),
+        Template(
+            "fast_chunk_by_page",
+            "Fast, chunk by page (offline)",
+            "Fast partition, one chunk per page; fully offline.",
+            (
+                _node("Partitioner", "partition", "unstructured_api", strategy="fast"),
+                _node("Chunker", "chunk", "chunk_by_page", max_characters=2048),
+            ),
+        ),
     )
 }
 

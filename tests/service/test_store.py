@@ -1,0 +1,81 @@
+"""The workspace store: migrations bring older workspaces up to date; dead jobs are found."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from ingestflow.store import Workspace
+from ingestflow.store.db import MIGRATIONS
+from ingestflow.store.jobs import INTERRUPTED, NodeStats, process_owner
+
+# the schema of workspaces made before migrations existed (ingestflow 0.1, session 3)
+OLD_SCHEMA = """
+CREATE TABLE jobs (
+    id TEXT PRIMARY KEY, workflow_id TEXT, workflow_name TEXT, job_type TEXT,
+    status TEXT, processing_status TEXT, created_at TEXT, runtime_s REAL,
+    message TEXT, node_stats TEXT, info TEXT
+);
+CREATE TABLE job_files (
+    job_id TEXT, file_id TEXT, filename TEXT, status TEXT, error TEXT, elements INTEGER,
+    output TEXT, warnings TEXT, seq INTEGER, PRIMARY KEY (job_id, file_id)
+);
+CREATE TABLE file_state (
+    workflow_key TEXT, record_id TEXT, content_hash TEXT, settings_hash TEXT, job_id TEXT,
+    updated_at TEXT, PRIMARY KEY (workflow_key, record_id)
+);
+CREATE TABLE connectors (
+    id TEXT PRIMARY KEY, name TEXT UNIQUE, type TEXT, role TEXT, config TEXT,
+    created_at TEXT, updated_at TEXT
+);
+INSERT INTO jobs VALUES ('j1', 'w', 'old', 'ephemeral', 'COMPLETED', 'SUCCESS',
+    '2026-11-01T00:00:00+00:00', 1.5, NULL, '[]', '{}');
+"""
+
+
+def test_an_old_workspace_is_migrated_and_keeps_its_jobs(tmp_path: Path) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    db = sqlite3.connect(tmp_path / "ingestflow.db")
+    db.executescript(OLD_SCHEMA)
+    db.close()
+    ws = Workspace(tmp_path)
+    try:
+        assert ws.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert ws.job_record("j1")["workflow_name"] == "old"
+        columns = {r[1] for r in ws.db.execute("PRAGMA table_info(jobs)")}
+        assert "owner" in columns
+        ws.workflows.insert(name="w", kind="persistent", status="active", body={})
+    finally:
+        ws.close()
+    again = Workspace(tmp_path)  # opening again runs nothing twice
+    try:
+        assert len(again.workflows.select()) == 1
+    finally:
+        again.close()
+
+
+def test_jobs_of_a_dead_process_are_marked_failed_interrupted(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    try:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            dead_owner = process_owner(child.pid)
+        finally:
+            child.kill()
+            child.wait()
+        stats = [NodeStats("n", "Partitioner", "partition", "unstructured_api")]
+        dead = ws.create_job("w", "wf", "ephemeral", stats, {}, owner=dead_owner)
+        ws.update_job(dead, status="IN_PROGRESS", processing_status="IN_PROGRESS")
+        alive = ws.create_job("w", "wf", "ephemeral", stats, {})  # owned by this process
+        finished = ws.create_job("w", "wf", "ephemeral", stats, {}, owner=dead_owner)
+        ws.update_job(finished, status="COMPLETED", processing_status="SUCCESS")
+        assert ws.sweep_interrupted() == [dead]
+        record = ws.job_record(dead)
+        assert (record["status"], record["processing_status"]) == ("FAILED", "FAILED")
+        assert record["message"] == INTERRUPTED
+        assert ws.job_record(alive)["status"] == "SCHEDULED"
+        assert ws.job_record(finished)["status"] == "COMPLETED"
+    finally:
+        ws.close()
