@@ -11,6 +11,7 @@ import sys
 import typer
 
 from ingestflow.cli import (  # noqa: F401 - each registers its commands
+    cache,
     connectors,
     jobs,
     keys,

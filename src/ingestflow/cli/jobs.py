@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ingestflow.cli.app import DEFAULT_WORKSPACE, JsonOpt, WorkspaceOpt, group
-from ingestflow.cli.output import echo_json, failing_cleanly
+from ingestflow.cli.output import echo_json, failing_cleanly, seconds
 
 jobs_app = group("jobs", "Inspect jobs: records, failed files, per-node outputs.")
 JobArg = Annotated[str, typer.Argument(help="Job id (a unique prefix is enough).")]
@@ -47,16 +48,15 @@ def jobs_list(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("id", "workflow", "status", "processing", "files", "failed", "runtime", "created")
+    table = Table("id", "workflow", "status", "files", "failed", "runtime", "created")
     for r in records:
         table.add_row(
-            r["id"],
+            r["id"][:8],
             r["workflow_name"],
             r["status"],
-            r["processing_status"],
             str(len(r["input_file_ids"])),
             str(len(r["failed_files"])),
-            r.get("runtime", ""),
+            seconds(r),
             r["created_at"][:19],
         )
     Console().print(table)
@@ -75,9 +75,7 @@ def jobs_show(
     if as_json:
         echo_json(record)
         return
-    summary(record)
-    if record.get("message"):
-        typer.echo(f"  message: {record['message']}")
+    summary(record, settings=True)
     for f in record["files"]:
         mark = {"SUCCESS": "✓", "FAILED": "✗", "SKIPPED": "="}[f["status"]]
         detail = f["error"] or f"{f['elements']} elements"
@@ -89,16 +87,79 @@ def jobs_show(
 @jobs_app.command("download")
 def jobs_download(
     job_id: JobArg,
-    file: Annotated[str, typer.Option("--file", help="File id (or prefix) or file name.")],
+    file: Annotated[
+        str | None, typer.Option("--file", help="File id (or prefix) or file name.")
+    ] = None,
     node: Annotated[
         str | None, typer.Option("--node", help="Node id or name (default: the last node).")
     ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            "--to",
+            metavar="FOLDER",
+            help="Without --file: the folder to write into (default: JOB-NODE).",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Print the elements of one file after one node (nodes are kept with --trace)."""
+    """Print the elements of one file after one node; without --file, write every file's
+    elements into a folder, one JSON file per document named by its path (nodes other than the
+    last are kept with --trace)."""
     with failing_cleanly(), _service(workspace) as service:
-        elements = service.jobs.download(job_id, file, node)
-    echo_json(elements)
+        if file is not None:
+            echo_json(service.jobs.download(job_id, file, node))
+            return
+        record = service.jobs.get(job_id)
+        folder = to or Path(f"{record['id'][:8]}-{_slug(node or 'output')}")
+        written = service.jobs.export_node(record["id"], node, folder)
+    typer.echo(f"wrote {len(written)} files into {folder}")
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "node"
+
+
+@jobs_app.command("diff")
+def jobs_diff(
+    job_a: Annotated[str, typer.Argument(help="The first job (id or unique prefix).")],
+    job_b: Annotated[str, typer.Argument(help="The second job.")],
+    node: Annotated[str | None, typer.Option("--node", help="Only this node (name).")] = None,
+    file: Annotated[
+        str | None, typer.Option("--file", help="Only this file; shows the changed texts.")
+    ] = None,
+    as_json: JsonOpt = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Compare two jobs per node and per file: element counts, types, text lengths, the settings
+    that differ, and (with --file, or in --json) the elements that changed."""
+    from ingestflow.cli.diff import print_diff
+
+    with failing_cleanly(), _service(workspace) as service:
+        result = service.jobs.diff(job_a, job_b, node, file)
+    if as_json:
+        echo_json(result)
+    else:
+        print_diff(result, texts=file is not None)
+
+
+@jobs_app.command("report")
+def jobs_report(
+    job_id: JobArg,
+    html_file: Annotated[
+        Path, typer.Option("--html", metavar="FILE", help="Where to write the HTML page.")
+    ],
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+) -> None:
+    """Write one self-contained HTML page about a job: per-node counts and timings, a table per
+    file, each node's elements colour-coded by type with chunk boundaries drawn."""
+    with failing_cleanly(), _service(workspace) as service:
+        page = service.jobs.report(job_id)
+    html_file.parent.mkdir(parents=True, exist_ok=True)
+    html_file.write_text(page, encoding="utf-8")
+    typer.echo(f"wrote {html_file} ({len(page) >> 10} KB); open it in a browser")
 
 
 @jobs_app.command("cancel")

@@ -119,23 +119,50 @@ class Display:
                 self.progress.console.print(f"[red]✗[/red] {result.filename}: {result.error}")
 
 
-def summary(record: dict[str, Any]) -> None:
-    """A table of per-node counts and the outcome, on stderr."""
+def seconds(record: dict[str, Any]) -> str:
+    """A job's runtime in seconds (records carry ISO 8601 durations, `PT12.345S`)."""
+    runtime = str(record.get("runtime") or "")
+    if runtime.startswith("PT") and runtime.endswith("S"):
+        return f"{float(runtime[2:-1]):.1f} s"
+    return runtime or "-"
+
+
+def summary(record: dict[str, Any], settings: bool = False) -> None:
+    """Per-node counts, elements, time, and the outcome (stdout). With `settings`, each node's
+    settings (secrets masked) too."""
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(stderr=True)
+    console = Console(width=min(100, Console().width))
     table = Table(
-        title=f"job {record['id']}  ·  {record['status']} / "
-        f"{record['processing_status']}  ·  {record.get('runtime', '')}"
+        title=f"job {record['id'][:8]} · {record['status']} / {record['processing_status']} · "
+        f"{seconds(record)}",
+        title_justify="left",
     )
-    for col in ("node", "type", "subtype", "success", "failure"):
-        table.add_column(col, justify="right" if col in ("success", "failure") else "left")
+    table.add_column("node")
+    table.add_column("type", overflow="fold")
+    for col in ("ok", "failed", "in", "out", "seconds"):
+        table.add_column(col, justify="right")
+    reused = any(n.get("reused") for n in record["node_stats"])
+    if reused:
+        table.add_column("reused", justify="right")
     for n in record["node_stats"]:
-        table.add_row(
-            n["node_name"], n["node_type"], n["node_subtype"], str(n["success"]), str(n["failure"])
-        )
+        row = [
+            n["node_name"],
+            n["node_subtype"] if n["node_type"] in n["node_subtype"] else n["node_type"],
+            str(n["success"]),
+            str(n["failure"]),
+            str(n.get("elements_in", "")),
+            str(n.get("elements_out", "")),
+            f"{n['seconds']:.2f}" if "seconds" in n else "",
+        ]
+        table.add_row(*row, *([str(n.get("reused", 0))] if reused else []))
     console.print(table)
+    if settings:
+        nodes = (record.get("workflow") or {}).get("workflow_nodes") or []
+        for node in nodes:
+            shown = json.dumps(node.get("settings") or {}, ensure_ascii=False, sort_keys=True)
+            console.print(f"{node['name']} ({node['subtype']}): {shown}", markup=False)
     files = record["files"]
     ok = sum(f["status"] == "SUCCESS" for f in files)
     skipped = sum(f["status"] == "SKIPPED" for f in files)
@@ -145,7 +172,9 @@ def summary(record: dict[str, Any]) -> None:
         f"{len(record['failed_files'])} failed, {skipped} skipped (unchanged)"
     )
     for f in record["failed_files"]:
-        console.print(f"  [red]✗[/red] {f['document']}: {f['error']}")
+        console.print(f"  [red]✗[/red] {f['document']}: {f['error']}", highlight=False)
+    if record.get("message"):
+        console.print(f"note: {record['message']}", markup=False, highlight=False)
     if record.get("output_dir"):
-        console.print(f"output: {record['output_dir']}")
-    console.print(f"details: ingestflow jobs show {record['id']}")
+        console.print(f"output: {record['output_dir']}", highlight=False)
+    console.print(f"details: ingestflow jobs show {record['id']}", highlight=False)

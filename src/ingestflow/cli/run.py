@@ -24,6 +24,25 @@ Workers = Annotated[
 ]
 Trace = Annotated[bool, typer.Option("--trace", help="Keep each node's output per file.")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the job record as JSON.")]
+FromJob = Annotated[
+    str | None,
+    typer.Option(
+        "--from-job",
+        metavar="JOB",
+        help="Start from that job's stored node outputs (it ran with --trace): each document "
+        "starts at the first node whose settings changed.",
+    ),
+]
+StartAt = Annotated[
+    str | None,
+    typer.Option("--start-at", metavar="NODE", help="With --from-job: start at this node."),
+]
+NoCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache", help="With --trace: neither reuse nor keep outputs in the node cache."
+    ),
+]
 OnOversize = Annotated[
     list[str] | None,
     typer.Option(
@@ -59,6 +78,9 @@ def run(
         ),
     ] = None,
     on_oversize: OnOversize = None,
+    from_job: FromJob = None,
+    start_at: StartAt = None,
+    no_cache: NoCache = False,
 ) -> None:
     """Run a workflow: local files (--input) or a source connector, to an output folder or a
     destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
@@ -87,6 +109,9 @@ def run(
             trace=trace,
             as_json=as_json,
             workflow_id=f"file:{workflow.resolve()}",
+            from_job=from_job,
+            start_at=start_at,
+            cache=not no_cache,
         )
     )
 

@@ -42,6 +42,7 @@ class RunOptions:
     destination_key: str = ""
     output_dir: str | None = None
     job_id: str | None = None  # a SCHEDULED job already recorded (by the service) to run
+    reuse: Any = None  # a runner.reuse.Reuse: start documents from earlier node outputs
 
     def worker_count(self) -> int:
         """Workers to start: the given count, or one per available core."""
@@ -78,6 +79,7 @@ class JobRunner:
         self._batch_docs = 1 if slow else options.batch_docs  # balance seconds-long documents
         self._fan_at: int | None = None
         self._dominant: set[int] = set()  # ids of documents that are most of the work in view
+        self._resumed: dict[str, Any] = {}  # document id -> runner.reuse.Resume
 
     # --- public ---------------------------------------------------------------------------
     def precheck(self) -> None:
@@ -135,6 +137,13 @@ class JobRunner:
                     raise
         finally:
             _close_quietly(self.destination, self.source)
+        reuse = self.opts.reuse
+        if reuse is not None:
+            said = reuse.summary()
+            if said:
+                self.notes.append(said)
+            if reuse.cache is not None:
+                reuse.cache.prune()
         notes = [
             *self.notes,
             *getattr(self.source, "warnings", []),
@@ -199,6 +208,11 @@ class JobRunner:
                 continue
             if not self.plan.workflow.reprocess_all and self._unchanged(doc):
                 continue
+            if self.opts.reuse is not None:
+                resume = self.opts.reuse.lookup(doc)
+                if resume is not None:
+                    doc.elements = resume.elements
+                    self._resumed[doc.id] = resume
             yield doc
 
     def _batches(self) -> Iterator[list[Document]]:
@@ -213,7 +227,18 @@ class JobRunner:
                 window = []
         yield from self._group(window)
 
+    def _start(self, doc: Document) -> int:
+        """The index of the first stage this document runs (after reused outputs)."""
+        resume = self._resumed.get(doc.id)
+        return resume.start if resume is not None else 0
+
     def _group(self, window: list[Document]) -> Iterator[list[Document]]:
+        """Batches of documents that start at the same stage, largest first."""
+        starts = sorted({self._start(doc) for doc in window})
+        for start in starts:
+            yield from self._group_from([d for d in window if self._start(d) == start])
+
+    def _group_from(self, window: list[Document]) -> Iterator[list[Document]]:
         sized = sorted(((doc, _size(doc)) for doc in window), key=lambda p: p[1], reverse=True)
         total = sum(size for _, size in sized)
         # a document that is most of the work in view gets its embedding spread over the
@@ -245,7 +270,8 @@ class JobRunner:
                 for batch in self._batches():
                     self._check_stop()
                     self._submitted(batch)
-                    self._collect(worker.process_batch(batch, self.opts.trace))
+                    start = self._start(batch[0])
+                    self._collect(worker.process_batch(batch, self.opts.trace, start))
                     self._check_stop()
             finally:
                 worker.close_worker()
@@ -266,7 +292,9 @@ class JobRunner:
             for batch in self._batches():
                 self._check_stop()
                 self._submitted(batch)
-                for task in _tasks(batch, first_stage, workers, self._long_stop(batch)):
+                start = self._start(batch[0])
+                tasks = _tasks(batch, first_stage, workers, self._long_stop(batch), start)
+                for task in tasks:
                     if task.part == 0:
                         self._split_progress(task)
                     while len(pending) >= limit:
@@ -329,7 +357,7 @@ class JobRunner:
 
     def _long_stop(self, batch: list[Document]) -> int | None:
         """Where a long document's first task stops (before the embedder), or None."""
-        if self._fan_at is None or len(batch) != 1:
+        if self._fan_at is None or len(batch) != 1 or self._start(batch[0]) >= self._fan_at:
             return None
         return self._fan_at if id(batch[0]) in self._dominant else None
 
@@ -351,6 +379,11 @@ class JobRunner:
                 self._collect([worker.DocResult(split.doc, False, error, self.stats[0].node_id)])
                 return []
             return [_Task([split.doc], split, part=-1, stop=self._fan_at)]
+        if split is not None:  # the join: the partitioner's time is its ranges' time too
+            first = self.stats[0].node_id
+            for r in result:
+                if first in r.node_metrics:
+                    r.node_metrics[first][2] += sum(p.seconds for p in split.parts)
         if task.stop is None:
             self._collect(result)
             return []
@@ -375,6 +408,12 @@ class JobRunner:
         subs: list[worker.DocResult] = fan.results  # type: ignore[assignment]
         failed = next((r for r in subs if not r.ok), None)
         doc.warnings += [w for r in subs for w in r.doc.warnings]
+        for sub in subs:
+            for node_id, (count_in, count_out, seconds) in sub.node_metrics.items():
+                metrics = prior.node_metrics.setdefault(node_id, [0, 0, 0.0])
+                metrics[0] += count_in
+                metrics[1] += count_out
+                metrics[2] += seconds
         if failed is None:
             doc.elements = fan.restore([r.doc.elements for r in subs])
             for node_id in subs[0].node_outputs:
@@ -410,6 +449,17 @@ class JobRunner:
         for r in results:
             doc = r.doc
             self.stats[0].in_progress -= 1
+            resume = self._resumed.pop(doc.id, None)
+            if r.ok and self.opts.reuse is not None:
+                self.opts.reuse.store(doc, r.node_outputs)
+            if resume is not None:  # the reused nodes' outputs, as if they had run
+                r.node_outputs = {**resume.outputs, **r.node_outputs} if self.opts.trace else {}
+                count_in = 0
+                for stat in self.stats[: resume.start]:
+                    stat.reused += 1
+                    count_out = len(resume.outputs.get(stat.node_id, []))
+                    r.node_metrics[stat.node_id] = [count_in, count_out, 0.0]
+                    count_in = count_out
             warnings = list(doc.warnings)
             error = r.error
             if r.ok:
@@ -419,6 +469,12 @@ class JobRunner:
                     error = f"destination: {worker.reason(exc)}"
             ok = error is None
             self._count_nodes(r, ok)
+            for stat in self.stats:
+                metrics = r.node_metrics.get(stat.node_id)
+                if metrics is not None:
+                    stat.elements_in += int(metrics[0])
+                    stat.elements_out += int(metrics[1])
+                    stat.seconds += metrics[2]
             if ok:
                 pages = self.stats[0].pages_by_strategy
                 for strategy, count in doc.stats.get("pages_by_strategy", {}).items():
@@ -438,6 +494,7 @@ class JobRunner:
                     elements=len(doc.elements) if ok else 0,
                     output=output,
                     warnings=warnings,
+                    version=doc.version,
                 )
             )
             if ok and doc.version is not None:
@@ -508,7 +565,7 @@ class _Task:
         """This task as tasks of one document each (to find the one that crashes a worker)."""
         if self.split is not None or self.fan is not None or len(self.docs) == 1:
             return [self]
-        return [_Task([doc], stop=self.stop) for doc in self.docs]
+        return [_Task([doc], stop=self.stop, start=self.start) for doc in self.docs]
 
     def crashed(self, node_id: str) -> Any:
         """The result of a task whose worker process died."""
@@ -574,11 +631,19 @@ def _slices(doc: Document, workers: int) -> list[list[int]]:
 
 
 def _tasks(
-    batch: list[Document], first_stage: Stage, workers: int, stop: int | None = None
+    batch: list[Document],
+    first_stage: Stage,
+    workers: int,
+    stop: int | None = None,
+    start: int = 0,
 ) -> Iterator[_Task]:
     """A batch's tasks: a long document whose first stage splits it becomes one task per page
     range (its join follows when they are all done); the others stay together. `stop`: the
-    batch is one long document whose first task stops before the embedder."""
+    batch is one long document whose first task stops before the embedder. `start`: the batch
+    starts after reused outputs (nothing to split)."""
+    if start > 0:
+        yield _Task(list(batch), stop=stop, start=start)
+        return
     whole: list[Document] = []
     for doc in batch:
         ranges = first_stage.page_ranges(doc, workers)

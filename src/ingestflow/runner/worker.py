@@ -29,6 +29,8 @@ class DocResult:
     failed_node: str | None = None
     node_outputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     seconds: float = 0.0
+    # per node: [elements in, elements out, seconds] (a batched stage's time shared out)
+    node_metrics: dict[str, list[float]] = field(default_factory=dict)
 
 
 def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool = False) -> None:
@@ -118,6 +120,7 @@ def process_joined(
     `stop`)."""
     (node_id, stage), *rest = _stages()[:stop]
     result = DocResult(doc)
+    started = time.perf_counter()
     try:
         result.doc = stage.join_parts(doc, parts)
     except Exception as exc:
@@ -125,6 +128,7 @@ def process_joined(
     else:
         if trace:
             result.node_outputs[node_id] = list(result.doc.elements)
+    result.node_metrics[node_id] = [0, len(result.doc.elements), time.perf_counter() - started]
     return _run([result], rest, trace)
 
 
@@ -144,7 +148,9 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
         alive = [r for r in results if r.ok]
         if not alive:
             break
+        counts_in = {id(r): len(r.doc.elements) for r in alive}
         if stage.batched:
+            began = time.perf_counter()
             try:
                 done = stage.process_many([r.doc for r in alive])
                 for r, doc in zip(alive, done, strict=True):
@@ -152,9 +158,18 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
             except Exception:  # isolate the failing document: one at a time
                 for r in alive:
                     _one(r, node_id, stage)
+            else:  # the batch's time, shared out by each document's elements
+                spent = time.perf_counter() - began
+                total = sum(counts_in.values()) or len(alive)
+                for r in alive:
+                    share = (counts_in[id(r)] or (0 if sum(counts_in.values()) else 1)) / total
+                    r.node_metrics[node_id] = [counts_in[id(r)], len(r.doc.elements), spent * share]
         else:
             for r in alive:
                 _one(r, node_id, stage)
+        for r in alive:
+            metrics = r.node_metrics.setdefault(node_id, [counts_in[id(r)], 0, 0.0])
+            metrics[1] = len(r.doc.elements) if r.ok else 0
         if trace:
             for r in alive:
                 if r.ok:
@@ -166,9 +181,11 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
 
 
 def _one(result: DocResult, node_id: str, stage: Stage) -> None:
+    count_in, began = len(result.doc.elements), time.perf_counter()
     try:
         result.doc = stage.process(result.doc)
     except Exception as exc:  # a bad document fails alone, whatever the library raised
         result.ok = False
         result.failed_node = node_id
         result.error = reason(exc)
+    result.node_metrics[node_id] = [count_in, 0, time.perf_counter() - began]

@@ -6,8 +6,12 @@ from typing import Any
 
 from fastapi import HTTPException, Request
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ingestflow.errors import WorkflowInvalid
 from ingestflow.service import Upload, UploadLimits
+from ingestflow.service.runs import size_text
+from ingestflow.service.validation import Problem
 
 FILE_FIELDS = ("input_files", "input_files[]")
 
@@ -38,21 +42,42 @@ async def read_form(
     the limits allow (said before anything is read), none when the body is not multipart."""
     kind = request.headers.get("content-type", "")
     if not kind.startswith("multipart/form-data"):
+        if kind and int(request.headers.get("content-length") or 0) > 0:
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        "body",
+                        "the body must be multipart/form-data (files in `input_files`, and "
+                        "`request_data` for POST /jobs)",
+                        found=kind.split(";")[0],
+                    )
+                ],
+                what="request",
+            )
         return [], {}
     declared = request.headers.get("content-length")
     ceiling = limits.max_files * limits.max_file_bytes + (1 << 20)
     if declared and declared.isdigit() and int(declared) > ceiling:
         raise HTTPException(
             413,
-            f"the request is {int(declared) >> 20} MB; at most {limits.max_files} files of "
-            f"{limits.max_file_bytes >> 20} MB each are accepted",
+            f"the request is {size_text(int(declared))}; at most {limits.max_files} files of "
+            f"{size_text(limits.max_file_bytes)} each are accepted",
         )
     try:
         form = await request.form(
             max_files=limits.max_files + 1, max_fields=16 + extra_fields, max_part_size=4 << 20
         )
-    except HTTPException:
-        raise
+    except StarletteHTTPException as exc:  # the parser's own limits (files, fields)
+        raise WorkflowInvalid(
+            [
+                Problem(
+                    "input_files",
+                    f"the request has too many parts: {exc.detail}",
+                    hint=f"at most {limits.max_files} files a request",
+                )
+            ],
+            what="run request",
+        ) from None
     except Exception as exc:  # a malformed body: the parser's reason in one line
         raise HTTPException(400, f"the multipart body could not be read: {exc}") from None
     files: list[Upload] = []

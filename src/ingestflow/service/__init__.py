@@ -37,6 +37,26 @@ class Service:
         """Mark FAILED ("interrupted") the unfinished jobs whose process died; returns their ids."""
         return self.ws.sweep_interrupted()
 
+    def _cache(self):
+        from ingestflow.runner.reuse import NodeCache
+
+        return NodeCache(self.root / "cache" / "nodes")
+
+    def cache_usage(self) -> dict[str, object]:
+        """The node-output cache: where, how many outputs, bytes, the bound."""
+        cache = self._cache()
+        files, size = cache.usage()
+        return {
+            "path": str(cache.root),
+            "files": files,
+            "bytes": size,
+            "budget_bytes": cache.budget,
+        }
+
+    def clear_cache(self) -> tuple[int, int]:
+        """Empty the node-output cache; (files, bytes) removed."""
+        return self._cache().clear()
+
     def close(self) -> None:
         """Close the store."""
         self.ws.close()

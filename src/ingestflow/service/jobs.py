@@ -126,6 +126,48 @@ class Jobs:
             )
         return json.loads(path.read_text(encoding="utf-8"))
 
+    def diff(
+        self, job_a: str, job_b: str, node: str | None = None, file: str | None = None
+    ) -> dict[str, Any]:
+        """What changed between two jobs, per node and per file (see `service.diff`)."""
+        from ingestflow.service.diff import diff_jobs
+
+        return diff_jobs(self.ws, job_a, job_b, node, file)
+
+    def export_node(self, ref: str, node: str | None, folder: Path) -> list[Path]:
+        """Write every file's elements after one node (no node: the output) into `folder`, one
+        JSON file per document named by its path (`docs/a.pdf` → `folder/docs/a.pdf.json`)."""
+        from ingestflow.files import write_json_atomic
+
+        record = self.get(ref)
+        written: list[Path] = []
+        root = folder.resolve()
+        for entry in record["files"]:
+            if entry["status"] != "SUCCESS":
+                continue
+            elements = self.download(record["id"], entry["file_id"], node)
+            target = (root / f"{entry['filename']}.json").resolve()
+            if not target.is_relative_to(root):  # a source's name may not leave the folder
+                target = root / f"{entry['file_id']}.json"
+            write_json_atomic(target, elements)
+            written.append(target)
+        if not written:
+            raise NotFound(f"job {record['id']} has no successful file to write")
+        return written
+
+    def report(self, ref: str) -> str:
+        """One self-contained HTML page about the job (see `service.report`)."""
+        from ingestflow.service.report import render
+
+        record = self.get(ref)
+        return render(record, lambda index, entry: _elements_after(self.ws, record, index, entry))
+
+
+def _elements_after(ws: Workspace, record: dict[str, Any], index: int, entry: dict[str, Any]):
+    from ingestflow.service.diff import elements_of
+
+    return elements_of(ws, record, index, entry)
+
 
 def information(record: dict[str, Any]) -> dict[str, Any]:
     """The JobInformation part of a full job record."""

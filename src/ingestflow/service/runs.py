@@ -77,8 +77,15 @@ class Runs:
         workflow_id: str = "local",
         job_type: str = "ephemeral",
         job_id: str | None = None,
+        cache: bool = True,
+        from_job: str | None = None,
+        start_at: str | None = None,
     ) -> Prepared:
-        """Check a workflow body and the run's arguments, and open its connectors."""
+        """Check a workflow body and the run's arguments, and open its connectors.
+
+        With `trace` (and `cache`), documents start from the node-output cache; with `from_job`,
+        from that job's stored outputs (at the first node whose settings changed, or
+        `start_at`)."""
         from ingestflow.connectors.local import LocalDestination, LocalSource
         from ingestflow.runner.executor import RunOptions
         from ingestflow.runner.plan import build_plan
@@ -141,6 +148,7 @@ class Runs:
             )
             destination_key = checked.entry.identity(checked.config)
         options = RunOptions(
+            reuse=self._reuse(plan, trace, cache, from_job, start_at),
             workers=workers,
             trace=trace,
             output_dir=output_dir,
@@ -150,6 +158,25 @@ class Runs:
             job_id=job_id,
         )
         return Prepared(plan, source, destination, options, total)
+
+    def _reuse(
+        self, plan: Any, trace: bool, cache: bool, from_job: str | None, start_at: str | None
+    ) -> Any:
+        from ingestflow.runner.reuse import NodeCache, Reuse
+        from ingestflow.runner.reuse import from_job as job_outputs
+
+        if start_at is not None and from_job is None:
+            raise WorkflowInvalid(
+                [Problem("--start-at", "--start-at needs --from-job (the job to start from)")],
+                what="run request",
+            )
+        node_cache = NodeCache(self.ws.root / "cache" / "nodes") if trace and cache else None
+        job = None
+        if from_job is not None:
+            job = job_outputs(plan, self.ws.job_record(from_job), self.ws, start_at)
+        if node_cache is None and job is None:
+            return None
+        return Reuse(plan, node_cache, job)
 
     def start(self, prepared: Prepared, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Run a prepared run to its end in this process; returns the job record."""
@@ -232,8 +259,23 @@ class Runs:
 
         data = _request_data(request_data)
         name = f"on-demand {uuid.uuid4()}"
-        if "template_id" in data:
-            body = {"name": name, "workflow_type": "template", "template_id": data["template_id"]}
+        if "template_id" in data:  # local files in and out: the template's nodes, as custom
+            from ingestflow.spec.templates import TEMPLATES
+
+            template = TEMPLATES.get(str(data["template_id"]))
+            if template is None:
+                raise WorkflowInvalid(
+                    [
+                        Problem(
+                            "request_data.template_id",
+                            "no template has this id",
+                            found=data["template_id"],
+                            allowed=list(TEMPLATES),
+                        )
+                    ],
+                    what="job request",
+                )
+            body = {"name": name, "workflow_type": "custom", "workflow_nodes": list(template.nodes)}
         else:
             body = {"name": name, "workflow_type": "custom", "workflow_nodes": data["job_nodes"]}
         record = self.workflows.create(body, kind=ON_DEMAND)
@@ -318,10 +360,19 @@ def _copy_bounded(upload: Upload, target: Path, limit: int) -> None:
             written += len(chunk)
             if written > limit:
                 raise TooLarge(
-                    f"{safe_filename(upload.filename, 0)} is larger than the {limit >> 20} MB a "
-                    "file may be (raise `serve --max-file-mb` to accept larger files)"
+                    f"{safe_filename(upload.filename, 0)} is larger than the {size_text(limit)} "
+                    "a file may be (raise `serve --max-file-mb` to accept larger files)"
                 )
             out.write(chunk)
+
+
+def size_text(size: int) -> str:
+    """A size for messages: bytes, KB or MB, whichever reads best."""
+    if size < 1 << 10:
+        return f"{size} bytes"
+    if size < 1 << 20:
+        return f"{size / (1 << 10):g} KB"
+    return f"{size / (1 << 20):g} MB"
 
 
 def _request_data(raw: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ingestflow.spec.problems import Problem, short
 
-__all__ = ["FileCheck", "check_file", "load_json", "short"]
+__all__ = ["FileCheck", "Problem", "check_file", "load_json", "short"]
 
 _LABELS = {
     "partition": "Partitioner",

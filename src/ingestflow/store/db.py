@@ -56,6 +56,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN owner TEXT;
     CREATE INDEX jobs_workflow ON jobs (workflow_id, status);
     """,
+    # 3: the content hash each job saw per file (an earlier job's outputs are reused only for
+    # the same content)
+    """
+    ALTER TABLE job_files ADD COLUMN version TEXT;
+    """,
 )
 
 

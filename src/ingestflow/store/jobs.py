@@ -76,6 +76,10 @@ class NodeStats:
     failure: int = 0
     # Pages per partition strategy (Auto): {"fast": n, "hi_res": n}
     pages_by_strategy: dict[str, int] = field(default_factory=dict)
+    elements_in: int = 0  # elements the node received, over all documents
+    elements_out: int = 0  # elements it handed on
+    seconds: float = 0.0  # time it spent, over all documents (in worker processes)
+    reused: int = 0  # documents whose output of this node came from the cache or a job
 
     def as_dict(self) -> dict[str, Any]:
         """JobDetails' node_stats entry."""
@@ -93,12 +97,22 @@ class FileResult:
     elements: int = 0
     output: str | None = None
     warnings: list[str] = field(default_factory=list)
+    version: str | None = None  # the content hash the job saw
 
 
-def _pages(node: dict[str, Any]) -> dict[str, Any]:
-    """The node's pages per strategy, when it counted any (Auto)."""
-    pages = node.get("pages_by_strategy")
-    return {"pages_by_strategy": pages} if pages else {}
+_COUNTS = ("node_name", "node_type", "node_subtype", "ready", "in_progress", "success", "failure")
+_FIGURES = ("node_id", "elements_in", "elements_out", "seconds", "reused")
+
+
+def _node_entry(node: dict[str, Any]) -> dict[str, Any]:
+    """JobDetails' node entry (the four counts), and what a job measured of the node."""
+    entry = {k: node[k] for k in _COUNTS}
+    entry |= {k: node[k] for k in _FIGURES if k in node}
+    if "seconds" in entry:
+        entry["seconds"] = round(float(entry["seconds"]), 3)
+    if node.get("pages_by_strategy"):
+        entry["pages_by_strategy"] = node["pages_by_strategy"]
+    return entry
 
 
 @contextmanager
@@ -215,7 +229,7 @@ class Workspace:
     def record_file(self, job_id: str, result: FileResult, seq: int) -> None:
         """Store (or replace) the outcome of one document."""
         self.db.execute(
-            "INSERT OR REPLACE INTO job_files VALUES (?,?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO job_files VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
                 job_id,
                 result.file_id,
@@ -226,6 +240,7 @@ class Workspace:
                 result.output,
                 json.dumps(result.warnings),
                 seq,
+                result.version,
             ),
         )
 
@@ -234,7 +249,7 @@ class Workspace:
         rows = by_prefix(self.db, "jobs", job_id)
         if len(rows) != 1:
             hint = "ambiguous id prefix" if rows else "`ingestflow jobs list` shows the jobs"
-            raise NotFound(f"job {job_id!r} not found in {self.root} ({hint})")
+            raise NotFound(f"job {job_id!r} not found in this workspace ({hint})")
         return rows[0]
 
     def files(self, job_id: str) -> list[FileResult]:
@@ -251,6 +266,7 @@ class Workspace:
                 r["elements"],
                 r["output"],
                 json.loads(r["warnings"] or "[]"),
+                r["version"],
             )
             for r in rows
         ]
@@ -294,26 +310,7 @@ class Workspace:
             "input_file_ids": [f.file_id for f in files],
             "output_node_files": outputs,
             "processing_status": row["processing_status"],
-            "node_stats": [
-                {
-                    k: n[k]
-                    for k in (
-                        "node_name",
-                        "node_type",
-                        "node_subtype",
-                        "ready",
-                        "in_progress",
-                        "success",
-                        "failure",
-                    )
-                }
-                | (
-                    {"pages_by_strategy": n["pages_by_strategy"]}
-                    if n.get("pages_by_strategy")
-                    else {}
-                )
-                for n in nodes
-            ],
+            "node_stats": [_node_entry(n) for n in nodes],
             "failed_files": [
                 {"document": f.filename, "error": f.error} for f in files if f.status == "FAILED"
             ],
@@ -321,6 +318,7 @@ class Workspace:
             "message": row["message"],
             "output_dir": info.get("output_dir"),
             "trace": info.get("trace", False),
+            "workflow": info.get("workflow"),
         }
         if row["runtime_s"] is not None:
             record["runtime"] = iso_duration(row["runtime_s"])

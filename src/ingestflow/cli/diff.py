@@ -1,0 +1,58 @@
+"""How `jobs diff` reads in a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+
+def _stats(side: dict[str, Any] | None) -> str:
+    if side is None:
+        return "-"
+    lengths = side["text_length"]
+    return f"{side['elements']} ({lengths['min']}/{lengths['median']:g}/{lengths['max']})"
+
+
+def _types(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
+    ta, tb = (a or {}).get("types", {}), (b or {}).get("types", {})
+    moved = [
+        f"{t} {ta.get(t, 0)}→{tb.get(t, 0)}"
+        for t in sorted(set(ta) | set(tb))
+        if ta.get(t, 0) != tb.get(t, 0)
+    ]
+    return ", ".join(moved) or "same types"
+
+
+def print_diff(result: dict[str, Any], texts: bool = False) -> None:
+    """Per node: the settings that differ; per file: elements (min/median/max text length) in A
+    and B, type counts that moved, and how many elements changed; with `texts` the changes."""
+    a, b = result["a"], result["b"]
+    typer.echo(f"A {a['id'][:8]} {a['workflow']}   B {b['id'][:8]} {b['workflow']}")
+    for node in result["nodes"]:
+        typer.echo(f"\n{node['position']}. {node['name']}")
+        for key, (va, vb) in node["settings"].items():
+            typer.echo(f"   {key}: {va!r} → {vb!r}")
+        if not node["settings"]:
+            typer.echo("   same settings")
+        for row in node["files"]:
+            if row["changed"] is None:
+                typer.echo(f"   {row['file']}: {row.get('note', '')}")
+                continue
+            verdict = "unchanged" if row["changed"] == 0 else f"{row['changed']} changed"
+            typer.echo(
+                f"   {row['file']}: {_stats(row['a'])} → {_stats(row['b'])}, {verdict}; "
+                f"{_types(row['a'], row['b'])}"
+            )
+            if texts:
+                for change in row["changes"]:
+                    for element in change["a"]:
+                        typer.echo(f"     - [{element['type']}] {_one_line(element['text'])}")
+                    for element in change["b"]:
+                        typer.echo(f"     + [{element['type']}] {_one_line(element['text'])}")
+    typer.echo("\nelements: count (min/median/max text length); --json has every change")
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
