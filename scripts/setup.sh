@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 need=()
 # tesseract-ocr-kor: the OCR languages the docs promise are English (in tesseract-ocr) and Korean.
-for pkg in libmagic1 poppler-utils tesseract-ocr tesseract-ocr-kor; do
+# chromium: the headless browser the tests open `jobs report --html` pages in (Playwright's own
+# browser download is not reachable offline).
+for pkg in libmagic1 poppler-utils tesseract-ocr tesseract-ocr-kor chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

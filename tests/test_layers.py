@@ -25,9 +25,10 @@ LAYERS = {
     "service": 4,
     "cli": 5,
     "server": 5,
+    "api": 5,
 }
-FRONT_ENDS = {"cli", "server"}
-FRONT_END_MAY_CALL = {"service", "errors", "offline", "cli", "server"}
+FRONT_ENDS = {"cli", "server", "api"}
+FRONT_END_MAY_CALL = {"service", "errors", "offline", "cli", "server", "api"}
 
 
 def _module(path: Path) -> str:
@@ -114,3 +115,28 @@ def _package_init_pair(cycle: list[str]) -> bool:
     """A package's __init__ importing its own submodules, which import siblings through the
     package name, is Python's normal way of registering; not a cycle between ideas."""
     return len({c.rsplit(".", 1)[0] if c.count(".") > 1 else c for c in cycle}) == 1
+
+
+def test_no_message_names_a_file_users_do_not_have() -> None:
+    """User-facing strings (messages, hints, help) state rules in words and point to the README;
+    they never cite the service's specification file, which users do not have."""
+    found = []
+    for path in _files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and "SPEC.md" in node.value
+            ):
+                found.append(f"{_module(path)}:{node.lineno}")
+    assert not found, found

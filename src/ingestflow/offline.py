@@ -41,3 +41,21 @@ def configure_unstructured() -> None:
     import unstructured.nlp.tokenize as tokenize
 
     tokenize._SPACY_MODEL_NAME = SPACY_MODEL  # type: ignore[misc]  # read at call time
+
+
+#: Set (to 1) by `ingestflow --verbose`; worker processes inherit it.
+VERBOSE_ENV = "INGESTFLOW_VERBOSE"
+
+
+def quiet_libraries() -> None:
+    """Keep the libraries' own log lines and warnings ("No languages specified, defaulting to
+    English.") off the terminal unless `--verbose` asked for them: what matters to a run is in
+    its job record."""
+    import logging
+    import warnings
+
+    if os.environ.get(VERBOSE_ENV) == "1":
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+        return
+    logging.disable(logging.WARNING)
+    warnings.filterwarnings("ignore")

@@ -33,7 +33,7 @@ def test_connector_lifecycle(tmp_path: Path) -> None:
     assert record["type"] == "vectordb" and record["config"]["password"] == "********"
     again = runner.invoke(app, ["connectors", "create", str(path), *ws])
     assert again.exit_code == 2 and "already exists" in again.output
-    listed = runner.invoke(app, ["connectors", "list", "--role", "destination", *ws])
+    listed = runner.invoke(app, ["connectors", "list", "--json", "--role", "destination", *ws])
     assert [c["id"] for c in json.loads(listed.stdout)] == [record["id"]]
     shown = runner.invoke(app, ["connectors", "show", "lite", *ws])
     assert json.loads(shown.stdout)["id"] == record["id"]
@@ -76,6 +76,6 @@ def test_wildcards_are_not_prefixes(tmp_path: Path) -> None:
     for ref in ("%", "_", ""):
         result = runner.invoke(app, ["connectors", "delete", ref, *ws])
         assert result.exit_code == 2, ref
-    assert len(json.loads(runner.invoke(app, ["connectors", "list", *ws]).stdout)) == 1
+    assert len(json.loads(runner.invoke(app, ["connectors", "list", "--json", *ws]).stdout)) == 1
     bad_role = runner.invoke(app, ["connectors", "list", "--role", "bogus", *ws])
     assert bad_role.exit_code == 2 and "unknown role" in bad_role.output

@@ -82,7 +82,7 @@ def test_sources_lifecycle_masks_secrets_and_keeps_them_on_a_masked_update(
     checked = cli(tmp_path, "sources", "check", "team wiki")
     assert checked.exit_code == 0, checked.output
     assert json.loads(checked.stdout)["status"] == "SUCCESS"
-    listed = json.loads(cli(tmp_path, "sources", "list").stdout)
+    listed = json.loads(cli(tmp_path, "sources", "list", "--json").stdout)
     assert [c["name"] for c in listed] == ["team wiki"]
     for result in (created, updated, checked):
         assert TOKEN not in result.output

@@ -227,7 +227,7 @@ def test_precheck_dimension_and_missing_embedder(db: str, recommended: str) -> N
 
 def test_precheck_metric_other_than_cosine(db: str, client: Any) -> None:
     custom_collection(client, "l2", [], metric="L2")
-    with pytest.raises(ConnectorError, match=r"indexed with metric L2; SPEC.md's metric is COSINE"):
+    with pytest.raises(ConnectorError, match=r"indexed with metric L2; the metric must be COSINE"):
         VectorDBDestination(config(db, "l2")).precheck(DIM)
 
 
@@ -567,7 +567,7 @@ def test_array_item_max_length_in_bytes() -> None:
 
 def test_schema_without_fields_and_filter_literals() -> None:
     assert check_schema(SchemaInfo({}), DIM, {}) == [
-        "the collection has no schema (no fields); SPEC.md needs at least the minimal one"
+        "the collection has no schema (no fields); it needs at least the minimal one"
     ]
     assert check_schema(server_schema(), 2, {}) == []
     assert vectordb._literal('a"b\\c\n') == '"a\\"b\\\\c\\n"'

@@ -84,4 +84,9 @@ def test_valid_fixtures_cover_vendor_spellings_templates_and_connectors() -> Non
     "path", sorted((FIXTURES.parent / "examples").glob("*.json")), ids=lambda p: p.stem
 )
 def test_examples_are_valid(path: Path) -> None:
-    assert judge(path) == []
+    problems = judge(path)
+    if "<API_TOKEN>" in path.read_text():  # a template for users: refused until they fill it in
+        assert [p.path for p in problems] == ["config.token"]
+        assert "placeholder" in problems[0].message
+    else:
+        assert problems == []

@@ -3,9 +3,38 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+
+def _plain_help() -> None:
+    """Help that names values plainly. Typer's rich help shows type placeholders (`<bool>` on
+    every flag, `<list[Path]>`, `{workflow}`); here a flag shows none, a value its metavar or its
+    type in capitals (PATH, INTEGER), and an argument its name in capitals."""
+    from typer import core
+
+    def label(param: Any, ctx: Any) -> str | None:
+        if getattr(param, "is_flag", False):
+            return None
+        if param.metavar is not None:
+            return str(param.metavar)
+        text = core._TyperParameter.display_type(param, ctx).strip("<>")
+        text = text.removeprefix("list[").removesuffix("]").replace(" range", "")
+        return {"int": "INTEGER", "str": "TEXT", "float": "NUMBER"}.get(text, text.upper())
+
+    def usage(param: Any) -> str:
+        name = str(param.display_name_raw).upper()
+        name = name if param.required else f"[{name}]"
+        return name + ("..." if param.nargs != 1 else "")
+
+    if hasattr(core, "TyperOption") and hasattr(core, "TyperArgument"):
+        core.TyperOption.display_type_rich = label  # type: ignore[method-assign]
+        core.TyperArgument.display_type_rich = label  # type: ignore[method-assign]
+        core.TyperArgument._usage_display_name = usage  # type: ignore[method-assign]
+
+
+_plain_help()
 
 app = typer.Typer(
     name="ingestflow",
@@ -60,5 +89,16 @@ def _root(
             "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="Show the libraries' own log lines and warnings too."),
+    ] = False,
 ) -> None:
     """Run document-ingestion workflows locally and offline."""
+    import os
+
+    from ingestflow.offline import VERBOSE_ENV, quiet_libraries
+
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"
+    quiet_libraries()

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ingestflow.cli.app import DEFAULT_WORKSPACE, WorkspaceOpt, group
+from ingestflow.cli.app import DEFAULT_WORKSPACE, JsonOpt, WorkspaceOpt, group
 from ingestflow.cli.output import echo_json, failing_cleanly
 
 RefArg = Annotated[str, typer.Argument(help="Id, id prefix or name.")]
@@ -51,10 +51,19 @@ def connector_group(name: str, role: str | None) -> typer.Typer:
             typer.Option("--role", help="source or destination", hidden=role is not None),
         ] = None,
         type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+        as_json: JsonOpt = False,
     ) -> None:
-        """List stored connectors as JSON (secrets masked)."""
+        """List stored connectors (secrets masked)."""
         with failing_cleanly(), _service(workspace) as service:
-            echo_json(service.connectors.list(role or role_, type_))
+            records = service.connectors.list(role or role_, type_)
+        if as_json:
+            echo_json(records)
+            return
+        if not records:
+            typer.echo(f"no stored {what}s; `ingestflow {name} create FILE` stores one")
+        for r in records:
+            where = r["config"].get("url") or r["config"].get("uri") or ""
+            typer.echo(f"{r['id'][:8]}  {r['name']}  [{r['type']}]  {where}")
 
     @sub.command("get")
     def get(ref: RefArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:

@@ -91,7 +91,8 @@ class Display:
             transient=True,
             disable=quiet,
         )
-        self.task = self.progress.add_task("documents", total=total, detail="")
+        self.task = self.progress.add_task("starting", total=total, detail="")
+        self.started = 0.0
 
     def __enter__(self) -> Display:
         self.progress.start()
@@ -105,15 +106,31 @@ class Display:
             self.progress.console.print(
                 "stopping after the documents in progress (Ctrl-C again to stop now)"
             )
+        elif event == "prepared":
+            self.progress.update(self.task, total=data.get("total"))
         elif event == "start":
-            self.progress.update(self.task, description=f"job {data['job_id'][:8]}")
+            import time
+
+            self.started = time.monotonic()
+            loading = data.get("loading") or []
+            what = "loading " + " and ".join(loading) if loading else "starting"
+            self.progress.update(self.task, description=f"job {data['job_id'][:8]}: {what}")
         elif event == "pages":  # a long document, its page ranges spread over the workers
             detail = f"{data['filename']}: {data['done']} of {data['pages']} pages"
             self.progress.update(self.task, detail=detail)
         elif event == "file":
+            import time
+
             c = data["counts"]
-            detail = f"{c['elements']} elements, {c['FAILED']} failed, {c['SKIPPED']} skipped"
-            self.progress.update(self.task, advance=1, detail=detail)
+            done = c["SUCCESS"] + c["FAILED"] + c["SKIPPED"]
+            spent = max(time.monotonic() - self.started, 1e-6)
+            detail = (
+                f"{c['elements']} elements · {done / spent:.1f} docs/s · "
+                f"{c['elements'] / spent:.0f} elements/s"
+                + (f" · {c['FAILED']} failed" if c["FAILED"] else "")
+                + (f" · {c['SKIPPED']} unchanged" if c["SKIPPED"] else "")
+            )
+            self.progress.update(self.task, advance=1, detail=detail, description="documents")
             result = data["result"]
             if result.status == "FAILED" and not self.quiet:
                 self.progress.console.print(f"[red]✗[/red] {result.filename}: {result.error}")

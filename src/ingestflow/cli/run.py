@@ -102,8 +102,8 @@ def run(
             where=f"{workflow}: ",
             inputs=inputs or [],
             output=output,
-            source_ref=source,
-            destination_ref=destination,
+            source=source,
+            destination=destination,
             on_oversize=on_oversize or [],
             workers=workers,
             trace=trace,
@@ -117,23 +117,28 @@ def run(
 
 
 def run_in_foreground(
-    workspace: Path, body: Any, where: str = "", as_json: bool = False, **options: Any
+    workspace: Path,
+    body: Any,
+    where: str = "",
+    as_json: bool = False,
+    inputs: list[Path] | None = None,
+    **options: Any,
 ) -> int:
-    """Prepare and run a workflow in this process with a progress display; the exit code.
-
-    `body` is the workflow body, or a function that returns it (inside the error handling)."""
+    """Run a workflow in this process through the Python API, with a progress display; the
+    exit code. `body` is the workflow body, or a function that returns it (inside the error
+    handling)."""
     import sqlite3
 
+    from ingestflow import api
     from ingestflow.cli.output import Display, echo_json, print_error, summary
     from ingestflow.errors import IngestflowError, WorkflowInvalid
-    from ingestflow.service import Service
 
     try:
-        with Service(workspace) as service:
-            service.sweep()
-            prepared = service.runs.prepare(body() if callable(body) else body, **options)
-            with Display(as_json, prepared.total) as display:
-                record = service.runs.start(prepared, display)
+        workflow = api.load_workflow(body() if callable(body) else body)
+        with Display(as_json, None) as display:
+            result = api.run(
+                workflow, inputs or [], workspace=workspace, progress=display, **options
+            )
     except WorkflowInvalid as exc:
         headline = str(exc).splitlines()[0]
         print_error(exc, where if headline.startswith(("workflow", "template")) else "")
@@ -144,8 +149,9 @@ def run_in_foreground(
     except (OSError, sqlite3.Error) as exc:
         typer.echo(f"✗ {exc.__class__.__name__}: {exc} (workspace {workspace})", err=True)
         return 3
-    for warning in prepared.plan.warnings:
+    for warning in workflow.warnings:
         typer.echo(f"! {warning}", err=True)
+    record = result.job
     if as_json:
         echo_json(record)
     else:

@@ -62,7 +62,8 @@ def create_collection_cmd(
         SchemaKind,
         typer.Option(
             "--schema",
-            help="minimal: SPEC.md's minimum; recommended: plus SPEC.md's metadata fields.",
+            help="minimal: element_id, embeddings, record_id, text, type; recommended: plus the "
+            'metadata fields (README, "Walkthrough").',
         ),
     ] = SchemaKind.minimal,
     db_name: DbName = "",
@@ -101,6 +102,7 @@ def search_cmd(
     db_name: DbName = "",
     user: User = "",
     password: Password = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
 ) -> None:
     """Embed QUERY with the local model and print the closest elements, best first."""
     from ingestflow.errors import IngestflowError
@@ -119,6 +121,12 @@ def search_cmd(
         hits = admin.search(uri, collection, query, k, **conn)
     except IngestflowError as exc:
         raise _fail(str(exc), exc.exit_code) from None
+    if as_json:
+        import dataclasses
+        import json
+
+        typer.echo(json.dumps([dataclasses.asdict(hit) for hit in hits], indent=2))
+        return
     if not hits:
         typer.echo(f"no hits: collection '{collection}' is empty")
         return

@@ -202,9 +202,9 @@ def describe(
         exists = client.has_collection(collection)
     if not exists:
         raise ConnectorError(
-            f"vectordb: collection '{collection}' does not exist in {target.shown}; SPEC.md: the "
+            f"vectordb: collection '{collection}' does not exist in {target.shown}; the "
             "collection must exist with a defined schema before anything is written to it. "
-            f"Create SPEC.md's minimal schema with:\n  "
+            f"Create one with the minimal schema:\n  "
             f"{create_command(target.uri, collection, dim, target.db_name)}"
         )
     with target.rpc(f"describing collection '{collection}'"):
@@ -224,9 +224,9 @@ def index_problems(client: MilvusClient, target: MilvusTarget, collection: str) 
     with target.rpc(f"reading the indexes of '{collection}'"):
         names = client.list_indexes(collection, field_name="embeddings")
         if not names:
-            return ["field 'embeddings' has no index; SPEC.md's schema indexes it (metric COSINE)"]
+            return ["field 'embeddings' has no index; the schema needs it indexed, metric COSINE"]
         info = client.describe_index(collection, names[0]) or {}
     metric = str(info.get("metric_type") or "").upper()
     if metric and metric != "COSINE":
-        return [f"field 'embeddings' is indexed with metric {metric}; SPEC.md's metric is COSINE"]
+        return [f"field 'embeddings' is indexed with metric {metric}; the metric must be COSINE"]
     return []

@@ -8,11 +8,18 @@ connector factory and `connectors check` all read this table.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingestflow.spec.models import ConnectorCreate, Model, VectorDBConfig, WikiConfig
+from ingestflow.spec.models import (
+    SECRET_FIELDS,
+    ConnectorCreate,
+    Model,
+    VectorDBConfig,
+    WikiConfig,
+)
 from ingestflow.spec.parsing import parse_model
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.validate import wiki_auth_problems
@@ -132,6 +139,7 @@ def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
         )
         return CheckedConnector(connector, None, problems)
     connector = connector.model_copy(update={"type": entry.type})
+    problems.extend(_placeholders(connector.config))
     config, config_problems = parse_model(
         entry.config_model, connector.config, prefix=("config",), what=f"{entry.type} config"
     )
@@ -143,6 +151,26 @@ def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
     if config is not None:
         problems.extend(entry.config_rules(config))
     return CheckedConnector(connector, config, problems)
+
+
+_PLACEHOLDER = re.compile(r"^\s*<[A-Za-z][A-Za-z0-9_ -]*>\s*$")
+
+
+def _placeholders(config: Any) -> list[Problem]:
+    """Secrets still holding a documentation placeholder such as `<API_TOKEN>`."""
+    if not isinstance(config, dict):
+        return []
+    return [
+        Problem(
+            f"config.{key}",
+            f"`{key}` still holds a placeholder, not a real value",
+            found=value.strip(),
+            hint=f"put the real {key} in place of {value.strip()} (it is stored in the "
+            "workspace, and never shown in records or messages)",
+        )
+        for key, value in config.items()
+        if key in SECRET_FIELDS and isinstance(value, str) and _PLACEHOLDER.match(value)
+    ]
 
 
 def _load(dotted: str) -> Any:

@@ -172,7 +172,7 @@ class VectorDBDestination(Destination):
             raise ConnectorError(
                 f"vectordb: collection '{self.collection}' in {self.milvus.shown} does not fit "
                 f"the workflow ({len(problems)} problem(s)):\n{listed}\n  hint: a collection "
-                "with SPEC.md's minimal schema is made by:\n    "
+                "with the minimal schema is made by:\n    "
                 + create_command(
                     self.milvus.uri,
                     f"{self.collection}_new",

@@ -160,7 +160,7 @@ def check_schema(
     """Every way the collection does not fit; an empty list when it does."""
     fields = info.fields
     if not fields:
-        return ["the collection has no schema (no fields); SPEC.md needs at least the minimal one"]
+        return ["the collection has no schema (no fields); it needs at least the minimal one"]
     problems = [
         f"field '{name}' is missing; it should be {want}"
         for name, want in _REQUIRED.items()

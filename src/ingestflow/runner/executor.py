@@ -124,7 +124,14 @@ class JobRunner:
                 self._finish("FAILED", "FAILED", started, f"precheck: {worker.reason(exc)}")
                 raise
             self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
-            self.progress("start", {"job_id": self.job_id, "workers": self.opts.worker_count()})
+            self.progress(
+                "start",
+                {
+                    "job_id": self.job_id,
+                    "workers": self.opts.worker_count(),
+                    "loading": _loading(self.plan),
+                },
+            )
             with self._graceful_stop():
                 try:
                     self._stream()
@@ -654,6 +661,21 @@ def _tasks(
         yield from (_Task([doc], split, part=index) for index in range(len(ranges)))
     if whole:
         yield _Task(whole, stop=stop)
+
+
+def _loading(plan: Plan) -> list[str]:
+    """What the workers load before the first document, in words (for the progress line)."""
+    out = []
+    for node in plan.nodes:
+        if node.type == "partition":
+            hires = plan.context.strategy in ("hi_res", "auto")
+            out.append("the layout and OCR models" if hires else "the partitioner")
+        elif node.type == "embed":
+            from ingestflow.spec.catalog import LOCAL_EMBED_MODEL
+
+            if str(getattr(node.settings, "model_name", "")).lower() == LOCAL_EMBED_MODEL:
+                out.append("the embedding model")
+    return out
 
 
 def _close_quietly(*connectors: Source | Destination) -> None:

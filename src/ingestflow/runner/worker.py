@@ -38,6 +38,9 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
     global _STAGES
     if not in_process:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        from ingestflow.offline import quiet_libraries
+
+        quiet_libraries()
     if torch_threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
     if not in_process and _torch_unused(plan):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ingestflow.spec.problems import Problem, short
 
-__all__ = ["FileCheck", "Problem", "check_file", "load_json", "short"]
+__all__ = ["FileCheck", "Problem", "check_body", "check_file", "load_json", "short"]
 
 _LABELS = {
     "partition": "Partitioner",
@@ -61,3 +61,22 @@ def check_file(path: Path, today: date | None = None) -> FileCheck:
         chain = " → ".join(_LABELS.get(n.type, n.type) for n in checked.nodes)
         summary = f"{checked.workflow.workflow_type}" + (f": {chain}" if chain else "")
     return FileCheck("workflow", checked.problems, checked.warnings, summary)
+
+
+def check_body(body: Any) -> list[str]:
+    """Check a workflow body against every rule (templates expanded); WorkflowInvalid with every
+    problem when it breaks one, else its warnings as lines."""
+    from ingestflow.errors import WorkflowInvalid
+    from ingestflow.runner.plan import expand_template
+    from ingestflow.spec.validate import validate_workflow
+
+    checked = validate_workflow(body)
+    if (
+        checked.valid
+        and checked.workflow is not None
+        and checked.workflow.workflow_type == "template"
+    ):
+        checked = validate_workflow(expand_template(body))
+    if not checked.valid:
+        raise WorkflowInvalid(checked.problems)
+    return [w.one_line() for w in checked.warnings]

@@ -91,7 +91,7 @@ def ordering_problems(nodes: Sequence[NodeLike]) -> list[Problem]:
             add(
                 node,
                 "enrichment after a chunker: chunker nodes belong after all enrichment "
-                "nodes (SPEC.md workflow rule 7)",
+                'nodes, or their results may be incomplete or absent (README, "Workflow rules")',
                 "move the chunker after the last enrichment",
             )
         if node.type == "prompter" and "embed" in seen:

@@ -455,7 +455,8 @@ def embedder(
                 f"recommended maximum chunk size of `{model.name}` ({model.max_chunk})",
                 found=size,
                 allowed={"le": model.max_chunk},
-                hint=f"lower max_characters to {model.max_chunk} or less (SPEC.md workflow rule 8)",
+                hint=f"lower max_characters to {model.max_chunk} or less "
+                "(README, 'Workflow rules': chunk size)",
             )
 
 

@@ -1,0 +1,217 @@
+"""The Python API: load and check a workflow, run it over paths, run one node on elements, and
+look at elements as a table. A front end over the service layer, like the CLI (whose `run` and
+`jobs` commands do the same through `ingestflow.service`).
+
+    import ingestflow
+    wf = ingestflow.load_workflow("workflow.json")      # WorkflowInvalid lists every problem
+    result = ingestflow.run(wf, ["docs/"])              # a job in ./.ingestflow
+    result.elements["notes.txt"]                        # the output elements of one file
+    chunks = ingestflow.run_node(wf, "Chunker", result.after("Partitioner")["notes.txt"])
+    ingestflow.elements_frame(chunks)                   # a pandas DataFrame
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ingestflow.errors import NotFound, WorkflowInvalid
+
+DEFAULT_WORKSPACE = Path(".ingestflow")
+Element = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A checked workflow: its body (the service's create body) and any warnings."""
+
+    body: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The workflow's name."""
+        return str(self.body.get("name", ""))
+
+    @property
+    def nodes(self) -> list[str]:
+        """The node names, in order."""
+        return [str(n.get("name")) for n in self.body.get("workflow_nodes") or []]
+
+
+@dataclass
+class RunResult:
+    """A finished run: its job record, and (read when first asked for) its output elements per
+    file."""
+
+    job: dict[str, Any]
+    workspace: Path
+    _elements: dict[str, list[Element]] | None = field(default=None, repr=False)
+
+    @property
+    def elements(self) -> dict[str, list[Element]]:
+        """Each successful file's output elements (local outputs), by file name."""
+        if self._elements is None:
+            self._elements = {
+                entry["filename"]: json.loads(Path(entry["output"]).read_text(encoding="utf-8"))
+                for entry in self.job["files"]
+                if entry["status"] == "SUCCESS" and entry.get("output")
+            }
+        return self._elements
+
+    @property
+    def ok(self) -> bool:
+        """True when every document succeeded."""
+        return self.job["status"] == "COMPLETED" and not self.job["failed_files"]
+
+    def after(self, node: str) -> dict[str, list[Element]]:
+        """Each file's elements after one node (kept because the run was traced)."""
+        from ingestflow.service import Service
+
+        with Service(self.workspace) as service:
+            return {
+                f["filename"]: service.jobs.download(self.job["id"], f["file_id"], node)
+                for f in self.job["files"]
+                if f["status"] == "SUCCESS"
+            }
+
+
+def load_workflow(source: str | Path | dict[str, Any]) -> Workflow:
+    """A workflow from a JSON file or a body, checked against every rule (WorkflowInvalid lists
+    every problem found, each with its JSON path)."""
+    from ingestflow.service.validation import check_body, load_json
+
+    if isinstance(source, dict):
+        body = source
+    else:
+        body, problems = load_json(Path(source))
+        if problems:
+            raise WorkflowInvalid(problems)
+    warnings = check_body(body)
+    return Workflow(body, tuple(warnings))
+
+
+def validate(source: str | Path | dict[str, Any]) -> list[Any]:
+    """The problems of a workflow (empty when it is valid), without raising."""
+    try:
+        load_workflow(source)
+    except WorkflowInvalid as exc:
+        return list(exc.problems)
+    return []
+
+
+def run(
+    workflow: Workflow | dict[str, Any] | str | Path,
+    inputs: Iterable[str | Path],
+    *,
+    output: str | Path | None = None,
+    workspace: str | Path = DEFAULT_WORKSPACE,
+    workers: int = 0,
+    trace: bool = True,
+    source: str | None = None,
+    destination: str | None = None,
+    from_job: str | None = None,
+    start_at: str | None = None,
+    cache: bool = True,
+    progress: Callable[[str, dict[str, Any]], None] | None = None,
+    **options: Any,
+) -> RunResult:
+    """Run a workflow over files and folders (or its source connector) in this process, as a
+    job of `workspace`. Traced by default, so each node's output can be read back
+    (`RunResult.after`) and an unchanged step is reused next time. Local output goes to
+    `output` (default: a new folder under the workspace's `outputs/`). `progress(event, data)`
+    hears "prepared" (with the document count when known), then the runner's events."""
+    from ingestflow.service import Service
+
+    wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
+    root = Path(workspace)
+    with Service(root) as service:
+        service.sweep()
+        folder = Path(output) if output is not None else _fresh_output(root)
+        prepared = service.runs.prepare(
+            wf.body,
+            inputs=[Path(p) for p in inputs],
+            output=folder,
+            source_ref=source,
+            destination_ref=destination,
+            workers=workers,
+            trace=trace,
+            from_job=from_job,
+            start_at=start_at,
+            cache=cache,
+            **{"workflow_id": f"api:{wf.name}", **options},
+        )
+        if progress is not None:
+            progress("prepared", {"total": prepared.total, "warnings": list(wf.warnings)})
+        record = service.runs.start(prepared, progress)
+    return RunResult(record, root)
+
+
+def run_node(
+    workflow: Workflow | dict[str, Any] | str | Path,
+    node: str,
+    elements: Sequence[Element] | None = None,
+    *,
+    path: str | Path | None = None,
+    filename: str = "elements",
+) -> list[Element]:
+    """Run one node of a workflow, in this process: a partitioner on a file (`path`), any other
+    node on elements (e.g. a chunker on a partitioner's output). Nothing is recorded."""
+    from ingestflow.service.runs import run_node as run_one
+
+    wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
+    return run_one(wf.body, node, list(elements or []), Path(path) if path else None, filename)
+
+
+def elements_frame(elements: Iterable[Element] | dict[str, list[Element]]) -> Any:
+    """Elements as a pandas DataFrame (one row per element: file, type, element_id, text,
+    text_length, page_number, parent_id, metadata). Needs pandas (`pip install pandas`)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(
+            "elements_frame needs pandas: `pip install pandas` (the rest of ingestflow works "
+            "without it)"
+        ) from None
+    by_file = elements if isinstance(elements, dict) else {None: list(elements)}
+    rows = []
+    for file, items in by_file.items():
+        for element in items:
+            metadata = element.get("metadata") or {}
+            text = element.get("text") or ""
+            rows.append(
+                {
+                    "file": file or metadata.get("filename"),
+                    "type": element.get("type"),
+                    "element_id": element.get("element_id"),
+                    "text": text,
+                    "text_length": len(text),
+                    "page_number": metadata.get("page_number"),
+                    "parent_id": metadata.get("parent_id"),
+                    "metadata": metadata,
+                }
+            )
+    columns = ["file", "type", "element_id", "text", "text_length", "page_number", "parent_id"]
+    return pd.DataFrame(rows, columns=[*columns, "metadata"])
+
+
+def _fresh_output(root: Path) -> Path:
+    import uuid
+
+    return root / "outputs" / str(uuid.uuid4())
+
+
+__all__ = [
+    "NotFound",
+    "RunResult",
+    "Workflow",
+    "WorkflowInvalid",
+    "elements_frame",
+    "load_workflow",
+    "run",
+    "run_node",
+    "validate",
+]
