@@ -1,4 +1,4 @@
-"""`ingestflow vectordb`: create a collection with SPEC.md's schema, and search one.
+"""`ingestflow vectordb`: create a collection with the service's schema, and search one.
 
 Exit codes: 0 success, 2 bad input (arguments, model), 3 a connector problem (Milvus cannot be
 opened, the collection is missing or does not fit). pymilvus and the embedding model are imported
@@ -70,7 +70,7 @@ def create_collection_cmd(
     user: User = "",
     password: Password = None,
 ) -> None:
-    """Create a collection with SPEC.md's schema and a COSINE index on `embeddings`."""
+    """Create a collection with the service's schema and a COSINE index on `embeddings`."""
     from ingestflow.errors import IngestflowError
     from ingestflow.service.admin import create_collection, shown_uri
 

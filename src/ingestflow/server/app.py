@@ -1,4 +1,4 @@
-"""The REST server: SPEC.md's API under /api/v1, over the service layer.
+"""The REST server: the service's API under /api/v1, over the service layer.
 
 `create_app(workspace)` builds the app; `ingestflow serve` runs it with uvicorn. At start-up it
 marks jobs whose process died as FAILED (interrupted), then starts the launcher (background jobs)
