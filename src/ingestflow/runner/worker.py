@@ -16,7 +16,7 @@ from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Part, Stage
 
 _STAGES: list[tuple[str, Stage]] | None = None
-_OPEN_ERROR: EnvironmentProblem | None = None
+_OPENED: set[int] = set()  # ids of the stages opened in this process
 
 
 @dataclass
@@ -34,7 +34,8 @@ class DocResult:
 
 
 def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool = False) -> None:
-    """Open every stage once for this process. Workers leave Ctrl-C to the parent."""
+    """Set up the plan's stages in this process; each is opened once, when a task first needs
+    it. Workers leave Ctrl-C to the parent."""
     global _STAGES
     if not in_process:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -46,18 +47,23 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
     if not in_process and _torch_unused(plan):
         # spaCy's thinc imports torch when it can (~1.2 s a worker) though nothing here uses it
         sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
-    global _OPEN_ERROR
     stages = plan.stages()
-    try:
-        for stage in stages:
-            stage.open()
-    except Exception as exc:
-        problem = EnvironmentProblem(f"{stage.name}: could not load what it needs: {reason(exc)}")
-        if in_process:
-            raise problem from exc
-        _OPEN_ERROR = problem  # raised by every task, so the parent stops the run once
-        return
     _STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
+    _OPENED.clear()
+
+
+def _ready(stage: Stage) -> Stage:
+    """The stage, opened (models and clients loaded) the first time a task needs it: a run
+    whose documents start after reused outputs never loads the stages before them."""
+    if id(stage) not in _OPENED:
+        try:
+            stage.open()
+        except Exception as exc:
+            raise EnvironmentProblem(
+                f"{stage.name}: could not load what it needs: {reason(exc)}"
+            ) from exc
+        _OPENED.add(id(stage))
+    return stage
 
 
 def _torch_unused(plan: Plan) -> bool:
@@ -80,7 +86,9 @@ def close_worker() -> None:
     """Close the stages of this process."""
     global _STAGES
     for _, stage in _STAGES or []:
-        stage.close()
+        if id(stage) in _OPENED:
+            stage.close()
+    _OPENED.clear()
     _STAGES = None
 
 
@@ -88,8 +96,6 @@ reason = one_line  # why a document failed, in one line
 
 
 def _stages() -> list[tuple[str, Stage]]:
-    if _OPEN_ERROR is not None:
-        raise _OPEN_ERROR
     assert _STAGES is not None, "init_worker() was not called in this process"
     return _STAGES
 
@@ -104,7 +110,7 @@ def process_batch(
 
 def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
     """The first stage (the partitioner) on one page range of a long document."""
-    stage = _stages()[0][1]
+    stage = _ready(_stages()[0][1])
     started = time.perf_counter()
     try:
         part = stage.process_part(doc, pages)
@@ -122,6 +128,7 @@ def process_joined(
     """A long document from its partitioned page ranges, then the remaining stages (up to
     `stop`)."""
     (node_id, stage), *rest = _stages()[:stop]
+    _ready(stage)
     result = DocResult(doc)
     started = time.perf_counter()
     try:
@@ -151,6 +158,7 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
         alive = [r for r in results if r.ok]
         if not alive:
             break
+        _ready(stage)
         counts_in = {id(r): len(r.doc.elements) for r in alive}
         if stage.batched:
             began = time.perf_counter()
