@@ -1,0 +1,68 @@
+"""The Python API, as the README's notebook snippet uses it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ingestflow
+
+WORKFLOW = json.loads(Path("fixtures/workflows/valid/02-fast-by-title-embed.json").read_text())
+
+
+def _docs(tmp: Path) -> Path:
+    folder = tmp / "docs"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md", "page.html"):
+        (folder / name).write_bytes(Path("fixtures/docs", name).read_bytes())
+    return folder
+
+
+def test_import_is_light_and_lists_the_api() -> None:
+    probe = (
+        "import sys, ingestflow; print(sorted(ingestflow.__all__)); "
+        "print(any(m.startswith(('unstructured', 'torch', 'pandas')) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    names, heavy = out.stdout.splitlines()
+    assert "run" in names and "run_node" in names and "elements_frame" in names
+    assert heavy == "False"
+
+
+def test_load_and_validate() -> None:
+    wf = ingestflow.load_workflow("fixtures/workflows/valid/02-fast-by-title-embed.json")
+    assert wf.nodes == ["Partitioner", "Chunker", "Embedder"]
+    bad = {**WORKFLOW, "workflow_type": "basic"}
+    problems = ingestflow.validate(bad)
+    assert [p.path for p in problems] == ["workflow_type"]
+    with pytest.raises(ingestflow.WorkflowInvalid, match="workflow is invalid"):
+        ingestflow.load_workflow(bad)
+
+
+def test_the_readme_snippet_runs(tmp_path: Path) -> None:
+    docs = _docs(tmp_path)
+    wf = ingestflow.load_workflow(WORKFLOW)
+    result = ingestflow.run(wf, [docs], workspace=tmp_path / "ws", workers=1)
+    assert result.ok, result.job["failed_files"]
+    assert set(result.elements) == {"notes.txt", "guide.md", "page.html"}
+    assert all(len(e["embeddings"]) == 384 for els in result.elements.values() for e in els)
+    parts = result.after("Partitioner")
+    assert parts["notes.txt"] and all(e["type"] != "CompositeElement" for e in parts["notes.txt"])
+    chunks = ingestflow.run_node(wf, "Chunker", parts["notes.txt"])
+    assert [c["text"] for c in chunks] == [c["text"] for c in result.after("Chunker")["notes.txt"]]
+    vectors = ingestflow.run_node(wf, "Embedder", chunks)
+    assert len(vectors[0]["embeddings"]) == 384
+    partitioned = ingestflow.run_node(wf, "Partitioner", path=docs / "guide.md")
+    assert [e["text"] for e in partitioned] == [e["text"] for e in parts["guide.md"]]
+    frame = ingestflow.elements_frame(result.elements)
+    assert len(frame) == sum(len(v) for v in result.elements.values())
+    assert {"file", "type", "text", "text_length"} <= set(frame.columns)
+    assert (frame.text_length == frame.text.str.len()).all()
+    with pytest.raises(ingestflow.WorkflowInvalid, match="no node is called 'Nope'"):
+        ingestflow.run_node(wf, "Nope", chunks)
+    with pytest.raises(ingestflow.WorkflowInvalid, match="runs on a file"):
+        ingestflow.run_node(wf, "Partitioner", chunks)
