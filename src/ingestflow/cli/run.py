@@ -43,6 +43,24 @@ NoCache = Annotated[
         "--no-cache", help="With --trace: neither reuse nor keep outputs in the node cache."
     ),
 ]
+Executor = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        metavar="local|ray",
+        help="Where documents are processed: local worker processes, or a Ray cluster "
+        "(`pip install -e .[ray]`).",
+    ),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        metavar="ADDR",
+        help="With --executor ray: `auto` or ray://host:port for an existing cluster (default: "
+        "a local cluster started for the run).",
+    ),
+]
 OnOversize = Annotated[
     list[str] | None,
     typer.Option(
@@ -81,6 +99,8 @@ def run(
     from_job: FromJob = None,
     start_at: StartAt = None,
     no_cache: NoCache = False,
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
 ) -> None:
     """Run a workflow: local files (--input) or a source connector, to an output folder or a
     destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
@@ -112,6 +132,8 @@ def run(
             from_job=from_job,
             start_at=start_at,
             cache=not no_cache,
+            executor=executor,
+            ray_address=ray_address,
         )
     )
 

@@ -43,6 +43,8 @@ class RunOptions:
     output_dir: str | None = None
     job_id: str | None = None  # a SCHEDULED job already recorded (by the service) to run
     reuse: Any = None  # a runner.reuse.Reuse: start documents from earlier node outputs
+    executor: str = "local"  # "local" (worker processes) or "ray" (runner.ray_executor)
+    ray_address: str | None = None  # None: a local Ray cluster for the run; "auto", "ray://…"
 
     def worker_count(self) -> int:
         """Workers to start: the given count, or one per available core."""
@@ -270,6 +272,11 @@ class JobRunner:
         return False
 
     def _stream(self) -> None:
+        if self.opts.executor == "ray":
+            from ingestflow.runner import ray_executor
+
+            ray_executor.stream(self)
+            return
         workers = self.opts.worker_count()
         if workers <= 1:
             worker.init_worker(self.plan, in_process=True)

@@ -80,6 +80,8 @@ class Runs:
         cache: bool = True,
         from_job: str | None = None,
         start_at: str | None = None,
+        executor: str = "local",
+        ray_address: str | None = None,
     ) -> Prepared:
         """Check a workflow body and the run's arguments, and open its connectors.
 
@@ -147,7 +149,18 @@ class Runs:
                 checked.config, varchar_policy=parse_policies(on_oversize or [])
             )
             destination_key = checked.entry.identity(checked.config)
+        if executor not in ("local", "ray"):
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        "--executor", "unknown executor", found=executor, allowed=["local", "ray"]
+                    )
+                ],
+                what="run request",
+            )
         options = RunOptions(
+            executor=executor,
+            ray_address=ray_address,
             reuse=self._reuse(plan, trace, cache, from_job, start_at),
             workers=workers,
             trace=trace,
