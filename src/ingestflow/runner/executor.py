@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,7 +152,8 @@ class JobRunner:
             if said:
                 self.notes.append(said)
             if reuse.cache is not None:
-                reuse.cache.prune()
+                with suppress(OSError):  # a cache that cannot be pruned now is pruned next time
+                    reuse.cache.prune()
         notes = [
             *self.notes,
             *getattr(self.source, "warnings", []),
@@ -221,6 +222,8 @@ class JobRunner:
                 resume = self.opts.reuse.lookup(doc)
                 if resume is not None:
                     doc.elements = resume.elements
+                    doc.warnings = list(resume.notes.get("warnings") or [])
+                    doc.stats = dict(resume.notes.get("stats") or {})
                     self._resumed[doc.id] = resume
             yield doc
 
@@ -433,6 +436,10 @@ class JobRunner:
             for node_id in subs[0].node_outputs:
                 outputs = [r.node_outputs.get(node_id, []) for r in subs]
                 prior.node_outputs[node_id] = fan.restore(outputs)
+                prior.node_notes[node_id] = {
+                    "warnings": list(doc.warnings),
+                    "stats": dict(doc.stats),
+                }
         if failed is not None:
             prior.ok, prior.error, prior.failed_node = False, failed.error, failed.failed_node
         self._collect([prior])
@@ -465,7 +472,7 @@ class JobRunner:
             self.stats[0].in_progress -= 1
             resume = self._resumed.pop(doc.id, None)
             if r.ok and self.opts.reuse is not None:
-                self.opts.reuse.store(doc, r.node_outputs)
+                self.opts.reuse.store(doc, r.node_outputs, r.node_notes)
             if resume is not None:  # the reused nodes' outputs, as if they had run
                 r.node_outputs = {**resume.outputs, **r.node_outputs} if self.opts.trace else {}
                 count_in = 0
@@ -494,8 +501,11 @@ class JobRunner:
                 for strategy, count in doc.stats.get("pages_by_strategy", {}).items():
                     pages[strategy] = pages.get(strategy, 0) + count
             if self.opts.trace:
+                notes = {**(resume.node_notes if resume else {}), **r.node_notes}
                 for node_id, elements in r.node_outputs.items():
-                    self.ws.save_node_output(self.job_id, node_id, doc.id, elements)
+                    self.ws.save_node_output(
+                        self.job_id, node_id, doc.id, elements, notes.get(node_id)
+                    )
             output = None
             if ok and hasattr(self.destination, "target"):
                 output = str(self.destination.target(doc))

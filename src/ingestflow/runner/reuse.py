@@ -34,11 +34,18 @@ class Resume:
     start: int
     outputs: dict[str, list[Element]]
     origin: str  # "cache" or "job <id>"
+    # node id -> the document's warnings and stats once that node was done
+    node_notes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def elements(self) -> list[Element]:
         """The input of the first stage to run."""
         return list(self.outputs[list(self.outputs)[-1]]) if self.outputs else []
+
+    @property
+    def notes(self) -> dict[str, Any]:
+        """The document's warnings and stats where it starts again."""
+        return self.node_notes.get(list(self.outputs)[-1], {}) if self.outputs else {}
 
 
 def chain_hashes(plan: Any) -> list[str]:
@@ -87,28 +94,33 @@ class NodeCache:
     def __init__(self, root: Path, budget_mb: int | None = None) -> None:
         self.root = Path(root)
         env = os.environ.get("INGESTFLOW_CACHE_MB", "")
-        self.budget = (budget_mb or (int(env) if env.isdigit() else DEFAULT_CACHE_MB)) << 20
+        if budget_mb is None:
+            budget_mb = int(env) if env.isdigit() else DEFAULT_CACHE_MB
+        self.budget = budget_mb << 20
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> list[Element] | None:
-        """A stored output, or None (a damaged file counts as absent)."""
+    def get(self, key: str) -> tuple[list[Element], dict[str, Any]] | None:
+        """A stored output and the document's notes (warnings, stats) with it, or None (a
+        damaged file counts as absent)."""
         path = self._path(key)
         try:
-            elements = json.loads(path.read_text(encoding="utf-8"))
+            entry = json.loads(path.read_text(encoding="utf-8"))
             os.utime(path)  # recently used: kept longest
         except (OSError, ValueError):
             return None
-        return elements if isinstance(elements, list) else None
+        if isinstance(entry, dict) and isinstance(entry.get("elements"), list):
+            return entry["elements"], dict(entry.get("notes") or {})
+        return None
 
     def has(self, key: str) -> bool:
         """True when an output is stored under `key`."""
         return self._path(key).exists()
 
-    def put(self, key: str, elements: list[Element]) -> None:
-        """Store an output (written whole or not at all)."""
-        write_json_atomic(self._path(key), elements)
+    def put(self, key: str, elements: list[Element], notes: dict[str, Any] | None = None) -> None:
+        """Store an output and the document's notes (written whole or not at all)."""
+        write_json_atomic(self._path(key), {"elements": elements, "notes": notes or {}})
 
     def files(self) -> Iterator[Path]:
         """Every stored output file."""
@@ -184,12 +196,14 @@ class Reuse:
         while depth < len(self.chain) and self.cache.has(_key(base, self.chain[depth])):
             depth += 1
         outputs: dict[str, list[Element]] = {}
+        notes: dict[str, dict[str, Any]] = {}
         for index in range(depth):
-            elements = self.cache.get(_key(base, self.chain[index]))
-            if elements is None:
+            entry = self.cache.get(_key(base, self.chain[index]))
+            if entry is None:
                 break
-            outputs[self.node_ids[index]] = elements
-        return Resume(len(outputs), outputs, "cache") if outputs else None
+            node_id = self.node_ids[index]
+            outputs[node_id], notes[node_id] = entry
+        return Resume(len(outputs), outputs, "cache", notes) if outputs else None
 
     def _from_job(self, doc: Document) -> Resume | None:
         job = self.job
@@ -198,23 +212,35 @@ class Reuse:
         if not stored or job.versions.get(doc.id) != doc.version:
             return None  # a new or changed document: processed in full
         outputs: dict[str, list[Element]] = {}
+        notes: dict[str, dict[str, Any]] = {}
         for node_id in self.node_ids[: job.start]:
             try:
-                outputs[node_id] = json.loads(stored[node_id].read_text(encoding="utf-8"))
+                path = stored[node_id]
+                outputs[node_id] = json.loads(path.read_text(encoding="utf-8"))
             except (KeyError, OSError, ValueError):
                 return None
-        return Resume(job.start, outputs, f"job {job.job_id}")
+            notes[node_id] = read_notes(path)
+        return Resume(job.start, outputs, f"job {job.job_id}", notes)
 
-    def store(self, doc: Document, node_outputs: dict[str, list[Element]]) -> None:
-        """Keep a document's fresh node outputs in the cache."""
+    def store(
+        self,
+        doc: Document,
+        node_outputs: dict[str, list[Element]],
+        node_notes: dict[str, dict[str, Any]],
+    ) -> None:
+        """Keep a document's fresh node outputs (and its notes after each) in the cache; a
+        cache that cannot be written costs reuse later, never this run."""
         if self.cache is None or doc.version is None:
             return
         base = document_key(doc)
         for index, node_id in enumerate(self.node_ids):
             if node_id in node_outputs:
                 key = _key(base, self.chain[index])
-                if not self.cache.has(key):
-                    self.cache.put(key, node_outputs[node_id])
+                try:
+                    if not self.cache.has(key):
+                        self.cache.put(key, node_outputs[node_id], node_notes.get(node_id))
+                except OSError:
+                    return
 
     def summary(self) -> str | None:
         """A line for the job's message: how many documents started from stored outputs."""
@@ -222,6 +248,20 @@ class Reuse:
             return None
         parts = [f"{n} from {origin}" for origin, n in sorted(self.counts.items())]
         return "reused earlier node outputs: " + ", ".join(parts)
+
+
+def notes_path(output: Path) -> Path:
+    """Where a job keeps a document's notes beside one node's output."""
+    return output.with_name(output.name.removesuffix(".json") + ".notes.json")
+
+
+def read_notes(output: Path) -> dict[str, Any]:
+    """The notes (warnings, stats) kept beside a node output; none when there are none."""
+    try:
+        notes = json.loads(notes_path(output).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return notes if isinstance(notes, dict) else {}
 
 
 def _key(document: str, chain: str) -> str:
@@ -265,10 +305,14 @@ def from_job(plan: Any, record: dict[str, Any], ws: Any, start_at: str | None) -
             )
         start = matches[0]
     if start == 0:
+        why = (
+            f"--start-at {names[0]} starts at the first node: nothing is reused (run without "
+            "--from-job)"
+            if start_at is not None and differ > 0
+            else f"nothing to reuse: the first node ({names[0]}) differs from job {record['id']}'s"
+        )
         raise _invalid(
-            "--from-job",
-            f"nothing to reuse: the first node ({names[0]}) differs from job {record['id']}'s",
-            None,
+            "--start-at" if start_at is not None and differ > 0 else "--from-job", why, None
         )
     if not record.get("trace"):
         raise _invalid(

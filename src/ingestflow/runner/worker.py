@@ -31,6 +31,8 @@ class DocResult:
     seconds: float = 0.0
     # per node: [elements in, elements out, seconds] (a batched stage's time shared out)
     node_metrics: dict[str, list[float]] = field(default_factory=dict)
+    # per node (traced runs): the document's warnings and stats once the node was done
+    node_notes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool = False) -> None:
@@ -138,6 +140,7 @@ def process_joined(
     else:
         if trace:
             result.node_outputs[node_id] = list(result.doc.elements)
+            result.node_notes[node_id] = _notes(result.doc)
     result.node_metrics[node_id] = [0, len(result.doc.elements), time.perf_counter() - started]
     return _run([result], rest, trace)
 
@@ -185,10 +188,16 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
             for r in alive:
                 if r.ok:
                     r.node_outputs[node_id] = list(r.doc.elements)
+                    r.node_notes[node_id] = _notes(r.doc)
     for r in results:
         r.seconds = time.perf_counter() - started[id(r)]
         r.doc.data = None  # the content is not needed back in the parent
     return results
+
+
+def _notes(doc: Document) -> dict[str, Any]:
+    """What a document carries besides its elements, as it stands after a node."""
+    return {"warnings": list(doc.warnings), "stats": dict(doc.stats)}
 
 
 def _one(result: DocResult, node_id: str, stage: Stage) -> None:

@@ -17,16 +17,31 @@ MAX_CHANGES = 200  # element changes listed per node and file (the counts are al
 
 
 def elements_of(ws: Workspace, record: dict[str, Any], index: int, file: dict[str, Any]):
-    """A file's elements after node `index` of a job, or None when the job did not keep them."""
+    """A file's elements after node `index` of a job, or None when the job did not keep them
+    (an untraced job's output file counts only while no later run has rewritten it)."""
     node_id = record["node_stats"][index].get("node_id")
     if node_id:
         path = ws.node_output_path(record["id"], node_id, file["file_id"])
         if path.exists():
             return json.loads(path.read_text(encoding="utf-8"))
     last = index == len(record["node_stats"]) - 1
-    if last and file.get("output") and Path(file["output"]).exists():
+    if last and output_is_the_jobs(record, file):
         return json.loads(Path(file["output"]).read_text(encoding="utf-8"))
     return None
+
+
+def output_is_the_jobs(record: dict[str, Any], file: dict[str, Any]) -> bool:
+    """True when a file's output is still what this job wrote: it exists and was not modified
+    after the job ended (a later run into the same folder rewrites it)."""
+    from datetime import datetime
+
+    path = Path(file["output"]) if file.get("output") else None
+    if path is None or not path.exists():
+        return False
+    if not record.get("finished_at"):
+        return True  # still running (or from before jobs recorded their end)
+    ended = datetime.fromisoformat(record["finished_at"]).timestamp()
+    return path.stat().st_mtime <= ended + 0.01
 
 
 def summary(elements: list[dict[str, Any]] | None) -> dict[str, Any] | None:
@@ -129,7 +144,7 @@ def diff_jobs(
                 row["changed"], row["changes"] = changes(ea, eb)
             else:
                 row["changed"], row["changes"] = None, []
-                row["note"] = _missing(fa, fb, ea, eb, ra, rb)
+                row["note"] = _missing(fa, fb, ea, eb, ra, rb, i)
             entry["files"].append(row)
         out_nodes.append(entry)
     return {
@@ -151,14 +166,22 @@ def _label(ra: dict[str, Any], rb: dict[str, Any], index: int) -> str:
     return names[0] if len(set(names)) == 1 else " / ".join(names)
 
 
-def _missing(fa: Any, fb: Any, ea: Any, eb: Any, ra: dict, rb: dict) -> str:
+def _missing(fa: Any, fb: Any, ea: Any, eb: Any, ra: dict, rb: dict, index: int) -> str:
     if fa is None or fb is None:
         return f"only in job {(ra if fb is None else rb)['id'][:8]}"
     for entry, elements, record in ((fa, ea, ra), (fb, eb, rb)):
         if elements is None:
+            if index >= len(record["node_stats"]):
+                count = len(record["node_stats"])
+                return f"job {record['id'][:8]} has no such node (its workflow has {count})"
             if entry["status"] != "SUCCESS":
                 return f"{entry['status'].lower()} in job {record['id'][:8]}"
-            return f"job {record['id'][:8]} kept no output of this node (run with --trace)"
+            if record["trace"]:
+                return f"job {record['id'][:8]}'s output of this node is gone"
+            return (
+                f"job {record['id'][:8]} kept no output of this node (run with --trace), or a "
+                "later run rewrote its output file"
+            )
     return ""
 
 

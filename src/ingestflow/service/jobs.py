@@ -108,7 +108,9 @@ class Jobs:
         nodes = record["node_stats"]
         node_ids = [n["node_id"] for n in json.loads(self.ws.job_row(record["id"])["node_stats"])]
         if node is None:
-            if entry["output"] and Path(entry["output"]).exists():
+            from ingestflow.service.diff import output_is_the_jobs
+
+            if output_is_the_jobs(record, entry):
                 return json.loads(Path(entry["output"]).read_text(encoding="utf-8"))
             node = node_ids[-1]
         wanted = [
@@ -121,8 +123,9 @@ class Jobs:
         path = self.ws.node_output_path(record["id"], wanted[0], entry["file_id"])
         if not path.exists():
             raise NotFound(
-                f"node {node!r} output of {entry['filename']} was not kept: run the "
-                "workflow with --trace to keep every node's output"
+                f"node {node!r} output of {entry['filename']} was not kept (or a later run "
+                "rewrote the output file): run the workflow with --trace to keep every node's "
+                "output"
             )
         return json.loads(path.read_text(encoding="utf-8"))
 

@@ -125,6 +125,7 @@ def _file(entry: dict[str, Any], nodes: list[dict[str, Any]], elements_after: El
             f"<td>{e(types)}</td></tr>"
         )
     out.append("</table>")
+    chunked_at = next((i for i, n in enumerate(nodes) if n["node_type"] == "chunk"), len(nodes))
     for index, (node, elements) in enumerate(zip(nodes, per_node, strict=True)):
         if elements is None:
             continue
@@ -136,7 +137,7 @@ def _file(entry: dict[str, Any], nodes: list[dict[str, Any]], elements_after: El
         for position, element in enumerate(elements[:MAX_SHOWN]):
             kind = str(element.get("type", "?"))
             text = element.get("text") or ""
-            chunk = " chunk" if node["node_type"] == "chunk" else ""
+            chunk = " chunk" if index >= chunked_at else ""  # chunks stay chunks after embedding
             page = (element.get("metadata") or {}).get("page_number")
             tag = (
                 f"#{position + 1} {kind}"

@@ -39,10 +39,26 @@ def load_json_file(path: Path) -> tuple[Any, list[Problem]]:
     return load_json_text(text)
 
 
+#: Deeper than this, a workflow or connector file is refused (real ones are a few levels deep).
+MAX_DEPTH = 64
+
+
 def load_json_text(text: str) -> tuple[Any, list[Problem]]:
-    """Parse JSON text; malformed JSON is a Problem naming its line and column."""
+    """Parse JSON text; malformed JSON is a Problem naming its line and column (secrets masked in
+    the excerpt). Duplicate keys, nesting deeper than MAX_DEPTH, numbers too long to read and text
+    that is not valid Unicode are problems too, never exceptions."""
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                duplicates.append(key)
+            out[key] = value
+        return out
+
     try:
-        return json.loads(text), []
+        data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         return None, [
             Problem(
@@ -52,18 +68,126 @@ def load_json_text(text: str) -> tuple[Any, list[Problem]]:
                 hint="fix the JSON syntax (a missing comma, quote or bracket is the usual cause)",
             )
         ]
+    except RecursionError:
+        return None, [_too_deep()]
+    except ValueError as exc:  # e.g. an integer longer than Python reads (4300 digits)
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "digits" in said:
+            said = "a number has more digits than can be read (at most 4300)"
+        return None, [Problem("$", f"a value cannot be read: {said}", hint="shorten it")]
+    problems = [
+        Problem(
+            "$",
+            f"key `{key}` appears twice in one object: which one counts would be a guess",
+            found=key,
+            hint="keep one of them",
+        )
+        for key in dict.fromkeys(duplicates)
+    ]
+    problems += _shape_problems(data)
+    return (None if problems else data), problems
 
 
-_SECRET_VALUE = re.compile(
-    r'("(?:password|token|api_key|provider_api_key|unstructured_api_key)"\s*:\s*)"[^"]*"?'
-)
+def _too_deep() -> Problem:
+    return Problem(
+        "$", f"the JSON is nested more than {MAX_DEPTH} levels deep", hint="a workflow is a few"
+    )
+
+
+def _shape_problems(data: Any) -> list[Problem]:
+    """Nesting deeper than MAX_DEPTH, and strings that are not valid Unicode (lone surrogates)."""
+    problems: list[Problem] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            return [_too_deep()]
+        items: list[tuple[str | int, Any]] = []
+        if isinstance(value, dict):
+            items = list(value.items())
+            for key in value:
+                if not _unicode(key):
+                    problems.append(_not_unicode(join_path(*path) or "$", "a key"))
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        elif isinstance(value, str) and not _unicode(value):
+            problems.append(_not_unicode(join_path(*path) or "$", "the value"))
+        for key, child in items:
+            stack.append((child, (*path, key if _unicode(str(key)) else "?")))
+    return problems
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _not_unicode(path: str, what: str) -> Problem:
+    return Problem(
+        path,
+        f"{what} is not valid Unicode text (it holds a lone surrogate, e.g. \\udc80)",
+        hint="write the character itself, or a surrogate pair",
+    )
 
 
 def _line_excerpt(text: str, lineno: int) -> str:
-    """The offending line, cut short, with any secret value on it masked."""
-    lines = text.splitlines()
-    line = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
-    return _SECRET_VALUE.sub(rf'\1"{MASK}"', line)[:120]
+    """The offending line, cut short, with every secret value masked. The text is read as JSON
+    tokens from the start (not matched by pattern), so a value is known to be a secret's even when
+    it holds escaped quotes or sits on a line of its own; a string whose end cannot be found
+    there is masked to the end of the line."""
+    lines = text.splitlines(keepends=True)
+    if not 0 < lineno <= len(lines):
+        return ""
+    start = sum(len(line) for line in lines[: lineno - 1])
+    end = start + len(lines[lineno - 1])
+    masked = list(text[start:end])
+    for first, last in _secret_spans(text, end):
+        for i in range(max(first, start), min(last, end)):
+            masked[i - start] = "\0"
+    line = "".join(masked).strip()
+    line = re.sub("\0+", lambda m: MASK, line)
+    return line[:120]
+
+
+def _secret_spans(text: str, stop: int) -> list[tuple[int, int]]:
+    """Character spans (up to `stop`) of the values of secret keys, and of unterminated strings."""
+    spans: list[tuple[int, int]] = []
+    i, last_key, expecting_value = 0, None, False
+    pending: tuple[int, int] | None = None  # the last string read, not yet known key or value
+    while i < stop:
+        char = text[i]
+        if char == '"':
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= len(text) or (j >= stop and "\n" in text[i:j]):
+                spans.append((i + 1, len(text)))  # unterminated: who knows what it holds
+                break
+            if expecting_value and last_key in SECRET_FIELDS:
+                spans.append((i + 1, j))  # the text between the quotes
+                expecting_value = False
+            else:
+                pending = (i, j + 1)
+            i = j + 1
+            continue
+        if char == ":" and pending is not None:
+            last_key = text[pending[0] + 1 : pending[1] - 1]
+            expecting_value, pending = True, None
+        elif char in ",{}[]":
+            expecting_value, pending = False, None
+        elif not char.isspace() and expecting_value and last_key in SECRET_FIELDS:
+            j = i
+            while j < len(text) and text[j] not in ",}]\n":
+                j += 1
+            spans.append((i, j))  # a bare (malformed) value of a secret
+            expecting_value = False
+            i = j
+            continue
+        i += 1
+    return spans
 
 
 def parse_model(

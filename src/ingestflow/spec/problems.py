@@ -17,6 +17,17 @@ class Problem:
     allowed: Any = None
     hint: str | None = None
 
+    def __post_init__(self) -> None:
+        # bounded: a 1 MB key or value in the input is never echoed whole
+        object.__setattr__(self, "path", _cut(self.path, 300))
+        object.__setattr__(self, "message", _cut(self.message, 600))
+        for name in ("found", "allowed"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, _cut(value, 200))
+            elif value is not None and len(short(value, 2001)) > 2000:
+                object.__setattr__(self, name, short(value, 200))
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape `validate --json` prints."""
         return asdict(self)
@@ -39,6 +50,10 @@ def short(value: Any, limit: int = 120) -> str:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -61,6 +61,10 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE job_files ADD COLUMN version TEXT;
     """,
+    # 4: when a job ended (its untraced output counts as its own until a later write)
+    """
+    ALTER TABLE jobs ADD COLUMN finished_at TEXT;
+    """,
 )
 
 

@@ -154,7 +154,7 @@ class Workspace:
         """Record a new SCHEDULED job owned by `owner` (default: this process); returns its id."""
         job_id = job_id or str(uuid.uuid4())
         self.db.execute(
-            "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 job_id,
                 workflow_id,
@@ -168,6 +168,7 @@ class Workspace:
                 json.dumps([n.as_dict() for n in nodes]),
                 json.dumps(info),
                 owner or process_owner(),
+                None,
             ),
         )
         return job_id
@@ -188,9 +189,9 @@ class Workspace:
         dead = [r["id"] for r in rows if not owner_alive(r["owner"])]
         for job_id in dead:
             self.db.execute(
-                "UPDATE jobs SET status = 'FAILED', processing_status = 'FAILED', message = ? "
-                "WHERE id = ? AND status IN (?, ?)",
-                (INTERRUPTED, job_id, *ACTIVE_STATUSES),
+                "UPDATE jobs SET status = 'FAILED', processing_status = 'FAILED', message = ?, "
+                "finished_at = ? WHERE id = ? AND status IN (?, ?)",
+                (INTERRUPTED, now(), job_id, *ACTIVE_STATUSES),
             )
         return dead
 
@@ -212,12 +213,14 @@ class Workspace:
         message: str | None = None,
         nodes: list[NodeStats] | None = None,
     ) -> None:
-        """Update a job's status, runtime, message or node counts."""
+        """Update a job's status, runtime, message or node counts (a final status stamps when
+        the job ended)."""
         sets: dict[str, Any] = {
             "status": status,
             "processing_status": processing_status,
             "runtime_s": runtime_s,
             "message": message,
+            "finished_at": now() if status in ("COMPLETED", "STOPPED", "FAILED") else None,
         }
         if nodes is not None:
             sets["node_stats"] = json.dumps([n.as_dict() for n in nodes])
@@ -310,6 +313,7 @@ class Workspace:
             "input_file_ids": [f.file_id for f in files],
             "output_node_files": outputs,
             "processing_status": row["processing_status"],
+            "finished_at": row["finished_at"],
             "node_stats": [_node_entry(n) for n in nodes],
             "failed_files": [
                 {"document": f.filename, "error": f.error} for f in files if f.status == "FAILED"
@@ -333,12 +337,21 @@ class Workspace:
         return path
 
     def save_node_output(
-        self, job_id: str, node_id: str, file_id: str, elements: list[dict[str, Any]]
+        self,
+        job_id: str,
+        node_id: str,
+        file_id: str,
+        elements: list[dict[str, Any]],
+        notes: dict[str, Any] | None = None,
     ) -> None:
-        """Keep a node's output for one file (for `jobs download --node`)."""
+        """Keep a node's output for one file (for `jobs download --node`), and the document's
+        warnings and stats at that point beside it when there are any (to start from later)."""
         from ingestflow.files import write_json_atomic
 
-        write_json_atomic(self.node_output_path(job_id, node_id, file_id), elements)
+        path = self.node_output_path(job_id, node_id, file_id)
+        write_json_atomic(path, elements)
+        if notes and (notes.get("warnings") or notes.get("stats")):
+            write_json_atomic(path.with_name(f"{file_id}.notes.json"), notes)
 
     # --- reprocess_all: false ---------------------------------------------------------------
     def unchanged(
