@@ -20,7 +20,7 @@ from ingestflow.spec.models import (
     VectorDBConfig,
     WikiConfig,
 )
-from ingestflow.spec.parsing import parse_model
+from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.validate import wiki_auth_problems
 
@@ -119,6 +119,9 @@ class CheckedConnector:
 
 def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
     """Check a connector create body; `role` ('source' or 'destination') narrows allowed types."""
+    shape = shape_problems(data)  # bodies from an API arrive without load_json_text's checks
+    if shape:
+        return CheckedConnector(None, None, shape)
     connector, problems = parse_model(ConnectorCreate, data, what="connector")
     if connector is None:
         return CheckedConnector(None, None, problems)

@@ -84,7 +84,7 @@ def load_json_text(text: str) -> tuple[Any, list[Problem]]:
         )
         for key in dict.fromkeys(duplicates)
     ]
-    problems += _shape_problems(data)
+    problems += shape_problems(data)
     return (None if problems else data), problems
 
 
@@ -94,7 +94,7 @@ def _too_deep() -> Problem:
     )
 
 
-def _shape_problems(data: Any) -> list[Problem]:
+def shape_problems(data: Any) -> list[Problem]:
     """Nesting deeper than MAX_DEPTH, and strings that are not valid Unicode (lone surrogates)."""
     problems: list[Problem] = []
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]

@@ -12,7 +12,7 @@ from typing import Any
 from ingestflow.spec import registry
 from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_SUBTYPES
 from ingestflow.spec.models import WikiConfig, WorkflowCreate
-from ingestflow.spec.parsing import parse_model
+from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.rules import RULES, ParsedNode, RuleContext, warnings
 
@@ -40,7 +40,10 @@ class CheckedWorkflow:
 
 
 def validate_workflow(data: Any, today: date | None = None) -> CheckedWorkflow:
-    """Check a workflow create body against every SPEC.md rule; `today` decides model retirement."""
+    """Check a workflow create body against every rule; `today` decides model retirement."""
+    shape = shape_problems(data)  # bodies from an API arrive without load_json_text's checks
+    if shape:
+        return CheckedWorkflow(None, [], shape)
     workflow, problems = parse_model(WorkflowCreate, data, what="workflow")
     if workflow is None:
         # Still judge the nodes, so one run reports everything it can.
