@@ -7,12 +7,26 @@ import os
 import tempfile
 from pathlib import Path
 
+#: What temporary files are called (`.NAME.<random>.tmp`): a run cleans up those a killed one
+#: left behind.
+TMP_SUFFIX = ".tmp"
 
-def write_json_atomic(target: Path, payload: object) -> None:
-    """Write JSON to a temporary file beside `target`, then rename it over `target`."""
+
+def _mode() -> int:
+    """The mode a new file gets under this process's umask (mkstemp alone would make 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_json_atomic(target: Path, payload: object, private: bool = False) -> None:
+    """Write JSON to a temporary file beside `target`, then rename it over `target`: a reader
+    sees the old file or the new one, never half of one. The file follows the umask, unless
+    `private` (owner only)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX)
     try:
+        os.fchmod(fd, 0o600 if private else _mode())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, ensure_ascii=False, indent=2)
             fh.flush()
@@ -21,3 +35,55 @@ def write_json_atomic(target: Path, payload: object) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Remove the temporary files a killed writer left in `folder` (call only while holding the
+    folder's lock, so that no live writer's file is taken); returns how many."""
+    removed = 0
+    for path in folder.rglob(f".*{TMP_SUFFIX}"):
+        if path.is_file() and path.name.count(".") >= 3:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
+class FolderLock:
+    """An exclusive lock on a folder for one run (`.ingestflow.lock` inside it, flock'ed): a
+    second run writing the same folder gets a clear error instead of mixing outputs. The kernel
+    drops the lock when the process dies, however it dies."""
+
+    NAME = ".ingestflow.lock"
+
+    def __init__(self, folder: Path) -> None:
+        self.path = Path(folder) / self.NAME
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        """Take the lock; False when another process holds it."""
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self.fd = fd
+        return True
+
+    def holder(self) -> str:
+        """The pid written by the process that holds the lock (for messages)."""
+        try:
+            return self.path.read_text().strip() or "?"
+        except OSError:
+            return "?"
+
+    def release(self) -> None:
+        """Let go of the lock."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None

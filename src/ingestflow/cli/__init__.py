@@ -26,8 +26,16 @@ from ingestflow.cli import (  # noqa: F401 - each registers its commands
 from ingestflow.cli.app import app
 
 
+def _terminate_like_ctrl_c(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. SIGTERM stops the way Ctrl-C does (a run records its job as
+    STOPPED, keeps what finished, and ends its workers)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
     try:
         code = app(standalone_mode=False)
     except KeyboardInterrupt:

@@ -43,6 +43,15 @@ NoCache = Annotated[
         "--no-cache", help="With --trace: neither reuse nor keep outputs in the node cache."
     ),
 ]
+DocTimeout = Annotated[
+    float,
+    typer.Option(
+        "--doc-timeout",
+        metavar="SECONDS",
+        min=0,
+        help="A document that spends longer in one node fails alone (0: no limit).",
+    ),
+]
 Executor = Annotated[
     str,
     typer.Option(
@@ -101,6 +110,7 @@ def run(
     no_cache: NoCache = False,
     executor: Executor = "local",
     ray_address: RayAddress = None,
+    doc_timeout: DocTimeout = 1800,
 ) -> None:
     """Run a workflow: local files (--input) or a source connector, to an output folder or a
     destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
@@ -134,6 +144,7 @@ def run(
             cache=not no_cache,
             executor=executor,
             ray_address=ray_address,
+            doc_timeout=doc_timeout or None,
         )
     )
 

@@ -46,5 +46,10 @@ class Destination:
         document alone."""
         raise NotImplementedError
 
+    def has(self, doc: Document) -> bool | None:
+        """Whether the destination holds the document's output now (a run skips an unchanged
+        document only when it does); None when it cannot tell."""
+        return None
+
     def close(self) -> None:
         """Flush and release connections."""

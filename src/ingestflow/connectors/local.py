@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from pathlib import Path
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, WorkflowInvalid
-from ingestflow.files import write_json_atomic
+from ingestflow.files import FolderLock, remove_stale_temporaries, write_json_atomic
 from ingestflow.spec.problems import Problem
 
 FILE_NAMESPACE = uuid.UUID("5b0e4a35-6c43-4f7e-9d1f-0c6a51f0a1d7")
@@ -21,6 +22,38 @@ FILE_NAMESPACE = uuid.UUID("5b0e4a35-6c43-4f7e-9d1f-0c6a51f0a1d7")
 def file_record_id(path: Path) -> str:
     """Stable id of a local file: a UUID5 of its absolute path."""
     return str(uuid.uuid5(FILE_NAMESPACE, str(path.resolve())))
+
+
+def _utf8(name: str) -> bool:
+    """True when a file name is valid UTF-8 (os.walk hands undecodable bytes over as
+    surrogates, which no JSON output or job record can hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: Path) -> str:
+    """A path for messages, its undecodable bytes written as escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == 40:  # ELOOP
+        return "a symlink loop"
+    if isinstance(exc, FileNotFoundError):
+        return "a symlink that leads nowhere"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _iso(ts: float) -> str:
@@ -33,8 +66,10 @@ class LocalSource(Source):
 
     name = "local"
 
-    def __init__(self, inputs: list[Path]) -> None:
+    def __init__(self, inputs: list[Path], exclude: list[Path] | None = None) -> None:
         self.inputs = [Path(p) for p in inputs]
+        # folders never read as input (the run's own output folder, its workspace)
+        self.exclude = [Path(p).resolve() for p in exclude or []]
         self.skipped: list[str] = []
 
     def precheck(self) -> None:
@@ -70,25 +105,62 @@ class LocalSource(Source):
         self.skipped = []
         seen: set[Path] = set()
         for path, rel in self._walk_inputs():
-            real = path.resolve()
+            try:
+                real = path.resolve(strict=True)
+            except (OSError, RuntimeError) as exc:  # a symlink loop, a dangling link
+                self.skipped.append(f"{_shown(path)}: skipped, {_why(exc)}")
+                continue
             if real in seen:  # the same file named twice (a folder and a file in it, ...)
                 continue
             seen.add(real)
+            if not _regular(real):
+                self.skipped.append(
+                    f"{_shown(path)}: skipped, not a regular file (a pipe, socket or device)"
+                )
+                continue
             yield path, rel
 
     def _walk_inputs(self) -> Iterator[tuple[Path, str]]:
         for root in self.inputs:
             if root.is_file() or not root.is_dir():
-                yield root, root.name
+                if _utf8(root.name):
+                    yield root, root.name
+                else:
+                    self.skipped.append(f"{_shown(root)}: skipped, its name is not valid UTF-8")
                 continue
             base = root.resolve()
-            for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+
+            def unreadable(exc: OSError) -> None:
+                self.skipped.append(f"{_shown(Path(exc.filename))}: skipped, {_why(exc)}")
+
+            for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+                here = Path(dirpath)
+                kept = []
+                for d in sorted(dirnames):
+                    if d.startswith("."):
+                        continue
+                    if not _utf8(d):
+                        self.skipped.append(
+                            f"{_shown(here / d)}: skipped, its name is not valid UTF-8"
+                        )
+                        continue
+                    if (here / d).resolve() in self.exclude:
+                        continue  # this run's output or workspace: never read back as input
+                    kept.append(d)
+                dirnames[:] = kept
                 for name in sorted(filenames):
                     if name.startswith("."):
                         continue
-                    path = Path(dirpath) / name
-                    if path.is_symlink() and not path.resolve().is_relative_to(base):
+                    path = here / name
+                    if not _utf8(name):
+                        self.skipped.append(f"{_shown(path)}: skipped, its name is not valid UTF-8")
+                        continue
+                    try:
+                        outside = path.is_symlink() and not path.resolve().is_relative_to(base)
+                    except (OSError, RuntimeError) as exc:
+                        self.skipped.append(f"{_shown(path)}: skipped, {_why(exc)}")
+                        continue
+                    if outside:
                         self.skipped.append(f"{path}: symlink leads outside {root}")
                         continue
                     yield path, path.relative_to(root).as_posix()
@@ -120,19 +192,39 @@ class LocalDestination(Destination):
 
     def __init__(self, output_dir: Path) -> None:
         self.output_dir = Path(output_dir)
+        self.lock = FolderLock(self.output_dir)
 
     def precheck(self, embedding_dimension: int | None) -> None:
-        """The output folder can be created and written."""
+        """The output folder can be created and written, and no other run is writing it; what a
+        killed run left half-written there is cleaned up."""
+        from ingestflow.errors import ConnectorError
+
         try:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=self.output_dir, prefix=".probe-"):
                 pass
+            locked = self.lock.acquire()
         except OSError as exc:
-            from ingestflow.errors import ConnectorError
-
             raise ConnectorError(
                 f"cannot write to output folder {self.output_dir}: {exc.strerror or exc}"
             ) from None
+        if not locked:
+            raise ConnectorError(
+                f"output folder {self.output_dir} is being written by another run (process "
+                f"{self.lock.holder()}): wait for it to finish, or give another --output"
+            )
+        remove_stale_temporaries(self.output_dir)
+
+    def has(self, doc: Document) -> bool | None:
+        """True when the document's output file is there."""
+        try:
+            return self.target(doc).is_file()
+        except DocumentError:
+            return None
+
+    def close(self) -> None:
+        """Let other runs write the folder."""
+        self.lock.release()
 
     def target(self, doc: Document) -> Path:
         """Where a document's elements go; never outside the output folder."""

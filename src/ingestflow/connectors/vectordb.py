@@ -321,6 +321,16 @@ class VectorDBDestination(Destination):
             found.update({row["element_id"]: row["record_id"] for row in rows})
         return found
 
+    def has(self, doc: Document) -> bool | None:
+        """True when the collection holds rows of the document's record (a recreated or
+        emptied collection does not); None when it cannot be asked."""
+        if self._client is None:
+            return None
+        try:
+            return bool(self._stored_ids(doc.record_id))
+        except Exception:  # the answer is only an optimisation: process the document again
+            return None
+
     def _stored_ids(self, record_id: str) -> set[str]:
         """The element ids stored for `record_id`."""
         if self.row_index:

@@ -43,6 +43,7 @@ class RunOptions:
     output_dir: str | None = None
     job_id: str | None = None  # a SCHEDULED job already recorded (by the service) to run
     reuse: Any = None  # a runner.reuse.Reuse: start documents from earlier node outputs
+    doc_timeout: float | None = 1800.0  # seconds a document may spend in one node
     executor: str = "local"  # "local" (worker processes) or "ray" (runner.ray_executor)
     ray_address: str | None = None  # None: a local Ray cluster for the run; "auto", "ray://…"
 
@@ -63,6 +64,8 @@ class JobRunner:
         options: RunOptions,
         progress: ProgressFn | None = None,
     ) -> None:
+        if options.doc_timeout:
+            plan = _with_options(plan, {**plan.context.options, "doc_timeout": options.doc_timeout})
         self.plan = plan
         self.source = source
         self.destination = destination
@@ -119,6 +122,9 @@ class JobRunner:
         try:
             try:
                 self.precheck()
+            except KeyboardInterrupt:
+                self._finish("STOPPED", "STOPPED", started, "stopped by the user before it began")
+                raise
             except IngestflowError as exc:
                 self._finish("FAILED", "FAILED", started, str(exc))
                 raise
@@ -179,7 +185,8 @@ class JobRunner:
 
     @contextmanager
     def _graceful_stop(self) -> Iterator[None]:
-        """First SIGINT: ask the stream to stop at its next check point; second: stop now."""
+        """First SIGINT or SIGTERM: ask the stream to stop at its next check point; a second
+        one: stop now."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -190,11 +197,12 @@ class JobRunner:
             self.stop_requested = True
             self.progress("stopping", {})
 
-        previous = signal.signal(signal.SIGINT, handler)
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for sig, old in previous.items():
+                signal.signal(sig, old)
 
     def _check_stop(self) -> None:
         if self.stop_requested:
@@ -265,7 +273,9 @@ class JobRunner:
             doc.version = doc.version or doc.content_hash()
         except OSError:
             return False  # unreadable: let the partitioner report it
-        if self.ws.unchanged(self.workflow_key, doc.record_id, doc.version, self.settings_hash):
+        if self.ws.unchanged(
+            self.workflow_key, doc.record_id, doc.version, self.settings_hash
+        ) and self.destination.has(doc) in (True, None):
             self._record(
                 FileResult(
                     doc.id, doc.filename, "SKIPPED", error="unchanged since its last successful run"

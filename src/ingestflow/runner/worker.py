@@ -6,17 +6,21 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ingestflow.elements import Document
-from ingestflow.errors import EnvironmentProblem, StageError, one_line
+from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, one_line
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Part, Stage
 
 _STAGES: list[tuple[str, Stage]] | None = None
 _OPENED: set[int] = set()  # ids of the stages opened in this process
+_TIMEOUT: float | None = None  # seconds a document may spend in one node (--doc-timeout)
 
 
 @dataclass
@@ -41,6 +45,8 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
     global _STAGES
     if not in_process:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _die_with_parent()
         from ingestflow.offline import quiet_libraries
 
         quiet_libraries()
@@ -49,9 +55,25 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
     if not in_process and _torch_unused(plan):
         # spaCy's thinc imports torch when it can (~1.2 s a worker) though nothing here uses it
         sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+    global _TIMEOUT
+    _TIMEOUT = plan.context.options.get("doc_timeout") or None
     stages = plan.stages()
     _STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
     _OPENED.clear()
+
+
+def _die_with_parent() -> None:
+    """A worker ends when the process that started it ends, however it ends (kill -9 included):
+    never an orphan holding a gigabyte of models."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() == 1:  # the parent died before the line above took effect
+        os._exit(1)
 
 
 def _ready(stage: Stage) -> Stage:
@@ -115,7 +137,8 @@ def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
     stage = _ready(_stages()[0][1])
     started = time.perf_counter()
     try:
-        part = stage.process_part(doc, pages)
+        with _deadline(_TIMEOUT, f"{stage.name}: {doc.filename}: pages {pages[0]}-{pages[1]}"):
+            part = stage.process_part(doc, pages)
     except StageError as exc:  # names the pages already
         return PartResult(pages, error=reason(exc), seconds=time.perf_counter() - started)
     except Exception as exc:  # the document fails, whatever the library raised
@@ -166,7 +189,9 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
         if stage.batched:
             began = time.perf_counter()
             try:
-                done = stage.process_many([r.doc for r in alive])
+                limit = _TIMEOUT * len(alive) if _TIMEOUT else None
+                with _deadline(limit, f"{stage.name}: {len(alive)} documents"):
+                    done = stage.process_many([r.doc for r in alive])
                 for r, doc in zip(alive, done, strict=True):
                     r.doc = doc
             except Exception:  # isolate the failing document: one at a time
@@ -195,6 +220,32 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
     return results
 
 
+class DocumentTimeout(DocumentError):
+    """A document took longer in one node than --doc-timeout allows."""
+
+
+@contextmanager
+def _deadline(seconds: float | None, what: str) -> Iterator[None]:
+    """Fail the work inside with DocumentTimeout after `seconds` (worker main threads only:
+    SIGALRM; code stuck inside a C call is stopped when it returns to Python)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def fire(signum: int, frame: Any) -> None:
+        raise DocumentTimeout(
+            f"{what} took longer than {seconds:g} s and was stopped (--doc-timeout)"
+        )
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _notes(doc: Document) -> dict[str, Any]:
     """What a document carries besides its elements, as it stands after a node."""
     return {"warnings": list(doc.warnings), "stats": dict(doc.stats)}
@@ -203,7 +254,8 @@ def _notes(doc: Document) -> dict[str, Any]:
 def _one(result: DocResult, node_id: str, stage: Stage) -> None:
     count_in, began = len(result.doc.elements), time.perf_counter()
     try:
-        result.doc = stage.process(result.doc)
+        with _deadline(_TIMEOUT, f"{stage.name}: {result.doc.filename}"):
+            result.doc = stage.process(result.doc)
     except Exception as exc:  # a bad document fails alone, whatever the library raised
         result.ok = False
         result.failed_node = node_id

@@ -82,6 +82,7 @@ class Runs:
         start_at: str | None = None,
         executor: str = "local",
         ray_address: str | None = None,
+        doc_timeout: float | None = 1800.0,
     ) -> Prepared:
         """Check a workflow body and the run's arguments, and open its connectors.
 
@@ -109,7 +110,11 @@ class Runs:
                     ],
                     what="run request",
                 )
-            source = LocalSource(inputs)
+            exclude = [
+                self.ws.root,
+                *([output or Path("output")] if destination_ref is None else []),
+            ]
+            source = LocalSource(inputs, exclude=exclude)
             if all(p.exists() for p in inputs):
                 total = source.count()
         else:
@@ -159,6 +164,7 @@ class Runs:
                 what="run request",
             )
         options = RunOptions(
+            doc_timeout=doc_timeout,
             executor=executor,
             ray_address=ray_address,
             reuse=self._reuse(plan, trace, cache, from_job, start_at),
