@@ -1,0 +1,146 @@
+"""The Milvus writer's per-document replace holds when the process is killed between its steps:
+a re-run leaves every record with exactly its new rows (none old, none twice)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.runner.test_vectordb_run import WORKFLOW
+
+pytestmark = pytest.mark.slow
+
+# Runs `ingestflow run ...` in a process that dies (kill -9's way: no cleanup at all) at one
+# step of the writer: the Nth call of a VectorDBDestination method, before or after it.
+KILLER = """
+import os, sys
+from ingestflow.connectors.vectordb import VectorDBDestination
+method, when, nth = sys.argv[1], sys.argv[2], int(sys.argv[3])
+original = getattr(VectorDBDestination, method)
+calls = [0]
+def wrapped(self, *args, **kwargs):
+    calls[0] += 1
+    if when == "before" and calls[0] == nth:
+        os._exit(9)
+    result = original(self, *args, **kwargs)
+    if when == "after" and calls[0] == nth:
+        os._exit(9)
+    return result
+setattr(VectorDBDestination, method, wrapped)
+sys.argv = ["ingestflow", *sys.argv[4:]]
+from ingestflow.cli import main
+main()
+"""
+STEPS = [
+    ("_insert", "before", 1),  # nothing of the new version written yet
+    ("_insert", "after", 1),  # the new rows of the first document in, the old ones still there
+    ("_delete", "before", 1),  # new and old side by side
+    ("_delete", "after", 1),  # the first document replaced, the second not started
+    ("write", "after", 2),  # everything written, the job not told
+]
+
+
+EXE = [sys.executable, "-c", "from ingestflow.cli import main; main()"]
+
+
+def setup(tmp: Path) -> tuple[Path, Path, Path]:
+    """Two documents, a Milvus Lite collection made by another process (a .db is open in one
+    process at a time), its connector, and the workflow (reprocess_all false)."""
+    docs = tmp / "docs"
+    docs.mkdir()
+    (docs / "finance.txt").write_text(
+        "Interest rates\n\nThe central bank raised interest rates to curb inflation.\n"
+    )
+    (docs / "garden.md").write_text("# Tomatoes\n\nWater tomato plants twice a week.\n")
+    db = tmp / "milvus.db"
+    made = subprocess.run(
+        [
+            *(*EXE, "vectordb", "create-collection", "--uri", str(db)),
+            *("--collection", "elements", "--schema", "recommended"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    config = {
+        "user": "",
+        "uri": str(db),
+        "db_name": "",
+        "password": "",
+        "collection_name": "elements",
+    }
+    conn = tmp / "milvus.json"
+    conn.write_text(json.dumps({"name": "milvus lite", "type": "milvus", "config": config}))
+    wf = tmp / "wf.json"
+    wf.write_text(json.dumps({**WORKFLOW, "reprocess_all": False}))
+    return docs, conn, wf
+
+
+def _rows(db: Path) -> list[tuple[str, str]]:
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(str(db))
+    try:
+        client.load_collection("elements")
+        rows = client.query("elements", filter="", output_fields=["record_id", "text"], limit=1000)
+    finally:
+        client.close()
+    return sorted((r["record_id"], r["text"]) for r in rows)
+
+
+def _new_version(docs: Path) -> None:
+    """A new version of both documents: every stored row must be replaced."""
+    for path in docs.iterdir():
+        path.write_text(path.read_text().replace("twice a week", "every morning") + "More.\n")
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
+    """What a clean run of the new version writes, in a fresh collection."""
+    fresh = tmp_path_factory.mktemp("fresh")
+    docs, conn, wf = setup(fresh)
+    _new_version(docs)
+    args = ["run", str(wf), "-i", str(docs), "--destination", str(conn)]
+    clean = subprocess.run(
+        [*EXE, *args, "--workspace", str(fresh / "ws"), "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert clean.returncode == 0, clean.stderr
+    return _rows(fresh / "milvus.db")
+
+
+@pytest.mark.parametrize(("method", "when", "nth"), STEPS, ids=lambda v: str(v))
+def test_killed_between_steps_then_rerun(
+    tmp_path: Path, method: str, when: str, nth: int, expected: list[tuple[str, str]]
+) -> None:
+    docs, conn, wf = setup(tmp_path)
+    args = ["run", str(wf), "-i", str(docs), "--destination", str(conn)]
+    args += ["--workspace", str(tmp_path / "ws"), "--workers", "1", "--json"]
+    exe = EXE
+    first = subprocess.run([*exe, *args], capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    _new_version(docs)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, method, when, str(nth), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == 9, killed.stderr
+    rerun = subprocess.run([*exe, *args], capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    record = json.loads(rerun.stdout)
+    statuses = {f["filename"]: f["status"] for f in record["files"]}
+    assert set(statuses) == {"finance.txt", "garden.md"}
+    got = _rows(tmp_path / "milvus.db")
+    record_ids = {r for r, _ in got}
+    assert len(record_ids) == 2
+    assert sorted(t for _, t in got) == sorted(t for _, t in expected)  # new rows, each once
+    assert all("every morning" in t for r, t in got if "omato" in t)
