@@ -172,26 +172,20 @@ def run_peer(peer: Path, inputs: Path, work: Path) -> dict:
     return {**timed(command, env, work / "peer.log"), **count(out)}
 
 
-def run_ours(inputs: Path, work: Path) -> dict:
-    out = work / "ours-out"
+def ingestflow_run(work: Path, inputs: Path, out: Path, ws: Path, *extra: str) -> list[str]:
+    """`ingestflow run` of the benchmark workflow (written into `work`) with fresh outputs."""
     shutil.rmtree(out, ignore_errors=True)
-    shutil.rmtree(work / "ours-ws", ignore_errors=True)
+    shutil.rmtree(ws, ignore_errors=True)
     workflow = work / "workflow.json"
     workflow.write_text(json.dumps(WORKFLOW))
-    command = [
-        str(REPO / ".venv/bin/ingestflow"),
-        "run",
-        str(workflow),
-        "-i",
-        str(inputs),
-        "-o",
-        str(out),
-        "--workers",
-        "2",
-        "--workspace",
-        str(work / "ours-ws"),
-        "--json",
-    ]
+    exe = str(REPO / ".venv/bin/ingestflow")
+    where = ["-o", str(out), "--workspace", str(ws), "--json"]
+    return [exe, "run", str(workflow), "-i", str(inputs), *where, *extra]
+
+
+def run_ours(inputs: Path, work: Path) -> dict:
+    out = work / "ours-out"
+    command = ingestflow_run(work, inputs, out, work / "ours-ws", "--workers", "2")
     return {**timed(command, dict(os.environ), work / "ours.log"), **count(out)}
 
 

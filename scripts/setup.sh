@@ -26,7 +26,7 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check -c cons
 
 # CPU torch first, so that nothing later resolves a CUDA build.
 "${pip[@]}" "torch==2.13.0" 2> >(grep -v "is ignored" >&2)
-"${pip[@]}" -e ".[dev]"
+"${pip[@]}" -e ".[dev,ray]"
 # partition_pdf imports unstructured_inference even for the fast strategy; its own dependencies
 # (timm -> torchvision) break sentence-transformers, so it is installed without them.
 "${pip[@]}" --no-deps "unstructured-inference==1.6.14"

@@ -48,6 +48,9 @@ class StagesActor:
         with suppress(ValueError):  # (not the main thread: nothing to ignore)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         worker.init_worker(plan, torch_threads, in_process=True)
+        from ingestflow.offline import quiet_libraries
+
+        quiet_libraries()  # as in a local worker process: the job record says what matters
         self.spool = _spool_root()
         self.spool.mkdir(parents=True, exist_ok=True)
         _sweep(self.spool)
@@ -117,6 +120,7 @@ def stream(runner: JobRunner) -> None:
     opts = runner.opts
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     with _quiet(ray):
+        sigterm = _sigterm()
         try:
             if opts.ray_address:
                 ray.init(address=opts.ray_address, log_to_driver=False, configure_logging=False)
@@ -130,7 +134,15 @@ def stream(runner: JobRunner) -> None:
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = opts.ray_address or "a local Ray cluster"
             _reap([p for p in psutil.Process().children(recursive=True) if p.pid not in before])
-            raise EnvironmentProblem(f"could not start {where}: {worker.reason(exc)}") from exc
+            hint = ""
+            if str(opts.ray_address).startswith("ray://") and "RAY_AUTH_MODE" not in os.environ:
+                hint = " (a cluster with token authentication needs RAY_AUTH_MODE=token here)"
+            raise EnvironmentProblem(
+                f"could not reach {where}: {worker.reason(exc)}{hint}"
+            ) from exc
+        finally:  # `ray.init` installs its own SIGTERM handler: the runner's stops the job cleanly
+            if sigterm is not None:
+                signal.signal(signal.SIGTERM, sigterm)
         try:
             _Pool(ray, runner).run()
         finally:
@@ -145,15 +157,12 @@ def stream(runner: JobRunner) -> None:
 @contextmanager
 def _quiet(ray: Any) -> Iterator[None]:
     """Keep Ray's own lines off the terminal during the run (what matters is in the job record:
-    a dead worker's "(raylet) A worker died..." would land in `--json` output), and give back
-    the SIGTERM handler `ray.init` installs."""
+    a dead worker's "(raylet) A worker died..." would land in `--json` output)."""
     import logging
 
     ray_logger = logging.getLogger("ray")
     level = ray_logger.level
     ray_logger.setLevel(logging.ERROR)
-    main = threading.current_thread() is threading.main_thread()
-    sigterm = signal.getsignal(signal.SIGTERM) if main else None
     module = getattr(getattr(ray, "_private", None), "worker", None)  # no public switch for it
     printer = getattr(module, "print_to_stdstream", None)
     if printer is not None:
@@ -162,10 +171,15 @@ def _quiet(ray: Any) -> Iterator[None]:
         yield
     finally:
         ray_logger.setLevel(level)
-        if sigterm is not None:
-            signal.signal(signal.SIGTERM, sigterm)
         if printer is not None:
             module.print_to_stdstream = printer
+
+
+def _sigterm() -> Any:
+    """This thread's SIGTERM handler, or None when signals are not this thread's to set."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.getsignal(signal.SIGTERM)
 
 
 class _Pool:
@@ -175,8 +189,11 @@ class _Pool:
         self.ray = ray
         self.runner = runner
         opts = runner.opts
-        cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
-        workers = opts.workers or (cluster_cpus if opts.ray_address else opts.worker_count())
+        if opts.ray_address:  # one actor a CPU of the cluster: more would wait for one forever
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            workers = min(opts.workers or cpus, cpus)
+        else:
+            workers = opts.worker_count()
         threads = 1 if opts.ray_address else max(1, (os.cpu_count() or 1) // workers)
         options = {"torch_threads": threads, **runner.plan.context.options}
         self.plan = replace(runner.plan, context=replace(runner.plan.context, options=options))
