@@ -116,7 +116,8 @@ class Display:
             what = "loading " + " and ".join(loading) if loading else "starting"
             self.progress.update(self.task, description=f"job {data['job_id'][:8]}: {what}")
         elif event == "pages":  # a long document, its page ranges spread over the workers
-            detail = f"{data['filename']}: {data['done']} of {data['pages']} pages"
+            unit = data.get("unit", "pages")
+            detail = f"{data['filename']}: {data['done']} of {data['pages']} {unit}"
             self.progress.update(self.task, detail=detail)
         elif event == "file":
             import time

@@ -465,6 +465,7 @@ class JobRunner:
             {
                 "filename": split.doc.filename,
                 "pages": split.ranges[-1][1],
+                "unit": split.unit,
                 "parts": len(split.ranges),
                 "done": done,
             },
@@ -573,6 +574,7 @@ class _Split:
     doc: Document
     ranges: list[tuple[int, int]]
     parts: list[Any]  # worker.PartResult, or None while the range runs
+    unit: str = "pages"  # what the ranges count ("lines" of a long text)
 
 
 @dataclass(eq=False)
@@ -606,7 +608,7 @@ class _Task:
         if self.split is not None and self.part >= 0:
             first, last = pages = self.split.ranges[self.part]
             return worker.PartResult(
-                pages, error=f"the worker process crashed on pages {first}-{last}"
+                pages, error=f"the worker process crashed on {self.split.unit} {first}-{last}"
             )
         return [
             worker.DocResult(
@@ -684,7 +686,7 @@ def _tasks(
         if not ranges:
             whole.append(doc)
             continue
-        split = _Split(doc, ranges, [None] * len(ranges))
+        split = _Split(doc, ranges, [None] * len(ranges), first_stage.range_unit(doc))
         yield from (_Task([doc], split, part=index) for index in range(len(ranges)))
     if whole:
         yield _Task(whole, stop=stop)

@@ -136,13 +136,14 @@ def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
     """The first stage (the partitioner) on one page range of a long document."""
     stage = _ready(_stages()[0][1])
     started = time.perf_counter()
+    where = f"{stage.name}: {doc.filename}: {stage.range_unit(doc)} {pages[0]}-{pages[1]}"
     try:
-        with _deadline(_TIMEOUT, f"{stage.name}: {doc.filename}: pages {pages[0]}-{pages[1]}"):
+        with _deadline(_TIMEOUT, where):
             part = stage.process_part(doc, pages)
     except StageError as exc:  # names the pages already
         return PartResult(pages, error=reason(exc), seconds=time.perf_counter() - started)
     except Exception as exc:  # the document fails, whatever the library raised
-        error = f"{stage.name}: {doc.filename}: pages {pages[0]}-{pages[1]}: {reason(exc)}"
+        error = f"{where}: {reason(exc)}"
         return PartResult(pages, error=error, seconds=time.perf_counter() - started)
     return PartResult(pages, part=part, seconds=time.perf_counter() - started)
 

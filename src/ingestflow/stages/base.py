@@ -89,6 +89,10 @@ class Stage:
         """The elements of one page range of `doc` (see `page_ranges`)."""
         raise NotImplementedError
 
+    def range_unit(self, doc: Document) -> str:
+        """What `page_ranges` counts for `doc` ("pages", or "lines" of a text), for messages."""
+        return "pages"
+
     def join_parts(self, doc: Document, parts: list[Part]) -> Document:
         """`doc` with the elements of all its parts, as one `process(doc)` call would give."""
         raise NotImplementedError

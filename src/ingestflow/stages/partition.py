@@ -57,7 +57,7 @@ from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, Wor
 from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import filetypes, hires
+from ingestflow.stages import filetypes, hires, long_text
 from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.ids import stable_id
 
@@ -165,10 +165,12 @@ class UnstructuredPartitionStage(Stage):
         last_modified: str | None = None,
         first_page: int = 1,
         whole: bool = True,
+        every_line: bool | None = None,
     ) -> tuple[list[Element], list[str]]:
         """Elements (as dicts) and warnings of one file (its pages numbered from `first_page`);
         DocumentError when the strategy cannot read it. `whole=False`: the file is a page range
-        of a document, and the checks of a whole PDF wait for `join_parts`."""
+        of a document, and the checks of a whole PDF wait for `join_parts`. `every_line`: the
+        file is a line range of a text, read with the whole text's paragraph rule."""
         if path.stat().st_size == 0:
             raise DocumentError("empty file (0 bytes)")
         st = self.settings
@@ -195,6 +197,8 @@ class UnstructuredPartitionStage(Stage):
             kwargs["metadata_last_modified"] = last_modified
         if first_page != 1:
             kwargs["starting_page_number"] = first_page
+        if every_line is not None:
+            kwargs["paragraph_grouper"] = long_text.grouper(every_line)
         if file_type.name in _EMAIL_TYPES:
             kwargs["process_attachments"] = False  # attachments follow, by this stage's rules
         paged = file_type.name == "PDF" or file_type.partitioner_shortname == "image"
@@ -255,21 +259,51 @@ class UnstructuredPartitionStage(Stage):
             warnings.append(_NO_PDF_IMAGE_BLOCKS)
         return warnings
 
-    # --- one long PDF over several workers ------------------------------------------------------
+    # --- one long PDF (or text) over several workers --------------------------------------------
     def page_ranges(self, doc: Document, workers: int) -> list[tuple[int, int]]:
-        """Page ranges of a long PDF, so that its pages are spread over the workers."""
+        """Page ranges of a long PDF, or line ranges of a long text (module `long_text`), so
+        that its parts are spread over the workers."""
+        if long_text.is_text(doc):
+            return long_text.line_ranges(doc, workers, self.settings.encoding)
         per_part = PAGES_PER_PART["hi_res" if self.settings.strategy == "hi_res" else "fast"]
         return filetypes.pdf_page_ranges(doc, workers, per_part)
 
+    def range_unit(self, doc: Document) -> str:
+        return "lines" if long_text.is_text(doc) else "pages"
+
     def process_part(self, doc: Document, pages: tuple[int, int]) -> Part:
-        """The elements of pages `pages` of a PDF, numbered as in the document."""
+        """The elements of pages (or lines) `pages`, numbered as in the document."""
         self.open()
+        if long_text.is_text(doc):
+            return self._text_part(doc, pages)
         return read_part(self.name, doc, pages, self._partition_file)
 
+    def _text_part(self, doc: Document, lines: tuple[int, int]) -> Part:
+        first, last = lines
+        encoding = self.settings.encoding
+        try:
+            with (
+                _materialise(doc) as (path, is_temp),
+                long_text.text_lines(path, first, last, encoding) as (part, every_line),
+            ):
+                elements, warnings = self._partition_file(
+                    part, doc.filename, is_temp, whole=False, every_line=every_line
+                )
+        except DocumentError as exc:
+            raise StageError(self.name, doc.filename, f"lines {first}-{last}: {exc}") from None
+        return Part(lines, elements, warnings)
+
     def join_parts(self, doc: Document, parts: list[Part]) -> Document:
-        """The document from its page ranges: the whole-PDF checks, the element hierarchy across
-        the ranges, and the document-wide settings, as `process` gives them."""
+        """The document from its page (or line) ranges: the whole-PDF checks, the element
+        hierarchy across the ranges, and the document-wide settings, as `process` gives them."""
         elements, warnings = join_elements(parts)
+        if long_text.is_text(doc):
+            long_text.join_languages(elements, [part.elements for part in parts])
+            if not _has_text(elements):
+                warnings.append("no text: the document yielded no element with text")
+            doc.elements = self._finish(elements, doc)
+            doc.warnings.extend(warnings)
+            return doc
         try:
             with _materialise(doc) as (path, _):
                 warnings.extend(self._pdf_checks(path, elements, parts[-1].pages[1]))
