@@ -71,11 +71,20 @@ class TooLarge(IngestflowError):
     exit_code = 2
 
 
+#: The reason given for a document whose process ran out of memory.
+OUT_OF_MEMORY = (
+    "ran out of memory: the document needs more memory than the worker process could get "
+    "(free memory, or run fewer workers with --workers)"
+)
+
+
 def one_line(exc: BaseException) -> str:
     """One line that says what went wrong: the message of an ingestflow error; for anything
     else its class, message and where it was raised (never a whole traceback)."""
     if isinstance(exc, IngestflowError):
         text = str(exc)
+    elif isinstance(exc, MemoryError):
+        text = OUT_OF_MEMORY
     else:
         frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         where = f" (in {os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""

@@ -314,3 +314,65 @@ def test_no_process_outlives_ingestflow(tmp_path: Path, ending: str) -> None:
     assert process.returncode == {"success": 0, "failure": 1, "invalid": 2}[ending], err
     assert "Traceback" not in err
     assert not _wait_gone(process.pid)
+
+
+#: Loaded by every Python process started with its folder on PYTHONPATH (the run's workers): the
+#: partitioner ends its process, or fails to allocate, on a document holding a marker.
+_DYING_WORKER = """
+import os, signal
+from ingestflow.stages.partition import UnstructuredPartitionStage
+
+_process = UnstructuredPartitionStage.process
+
+
+def process(self, doc):
+    data = doc.read_bytes()
+    if b"KILL-ME" in data:  # what the system's out-of-memory killer does
+        os.kill(os.getpid(), signal.SIGKILL)
+    if b"SEGV-ME" in data:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if b"ALLOC-ME" in data:  # a real allocation the machine cannot give
+        bytearray(1 << 60)
+    return _process(self, doc)
+
+
+UnstructuredPartitionStage.process = process
+"""
+
+
+@pytest.mark.slow
+def test_a_document_whose_worker_dies_fails_alone_saying_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(_DYING_WORKER)
+    monkeypatch.setenv("PYTHONPATH", str(hooks))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"d{i}.txt").write_text(f"Document {i}.\n\nIt is read as usual.")
+    (folder / "killed.txt").write_text("This one is KILL-ME.")
+    (folder / "segv.txt").write_text("This one is SEGV-ME.")
+    (folder / "alloc.txt").write_text("This one is ALLOC-ME.")
+    result = runner.invoke(
+        app,
+        [
+            *("run", str(_workflow(tmp_path)), "-i", str(folder), "-o", str(tmp_path / "out")),
+            *("-w", "2", "--workspace", str(tmp_path / "ws"), "--json"),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    record = json.loads(result.stdout)
+    status = {f["filename"]: (f["status"], f["error"]) for f in record["files"]}
+    assert {name for name, (state, _) in status.items() if state == "SUCCESS"} == {
+        f"d{i}.txt" for i in range(4)
+    }
+    killed, segv, alloc = (status[n][1] for n in ("killed.txt", "segv.txt", "alloc.txt"))
+    assert killed.startswith("the worker process crashed on this document (killed with SIGKILL")
+    assert "runs out of memory" in killed
+    assert segv == "the worker process crashed on this document (ended by signal SIGSEGV)"
+    assert alloc.startswith("ran out of memory: the document needs more memory")
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.json")) == [
+        f"d{i}.txt.json" for i in range(4)
+    ]

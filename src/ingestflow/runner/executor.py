@@ -373,10 +373,12 @@ class JobRunner:
         retries = [alone for task in broken for alone in task.alone()]
         while retries:
             task = retries.pop(0)
+            future = task.submit(pool, self.opts.trace)
+            processes = list((getattr(pool, "_processes", None) or {}).values())
             try:
-                result = task.submit(pool, self.opts.trace).result()
+                result = future.result()
             except BrokenProcessPool:
-                result = task.crashed(self.stats[0].node_id)
+                result = task.crashed(self.stats[0].node_id, exit_cause(processes))
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = self._pool(plan, workers, threads)
             retries += self._done(task, result, 1)
@@ -603,22 +605,45 @@ class _Task:
             return [self]
         return [_Task([doc], stop=self.stop, start=self.start) for doc in self.docs]
 
-    def crashed(self, node_id: str) -> Any:
-        """The result of a task whose worker process died."""
+    def crashed(self, node_id: str, cause: str = "") -> Any:
+        """The result of a task whose worker process died (`cause`: how, when known)."""
+        how = f" ({cause})" if cause else ""
         if self.split is not None and self.part >= 0:
             first, last = pages = self.split.ranges[self.part]
-            return worker.PartResult(
-                pages, error=f"the worker process crashed on {self.split.unit} {first}-{last}"
-            )
+            where = f"{self.split.unit} {first}-{last}"
+            return worker.PartResult(pages, error=f"the worker process crashed on {where}{how}")
         return [
             worker.DocResult(
                 doc,
                 ok=False,
-                error="the worker process crashed on this document",
+                error=f"the worker process crashed on this document{how}",
                 failed_node=node_id,
             )
             for doc in self.docs
         ]
+
+
+def exit_cause(processes: list[Any], timeout: float = 5.0) -> str:
+    """How the worker that broke a pool ended, from its exit code: a SIGKILL is what the system's
+    out-of-memory killer sends. The pool ends its other workers with SIGTERM."""
+    for process in processes:
+        process.join(timeout)
+    codes = [p.exitcode for p in processes if p.exitcode not in (None, 0, -signal.SIGTERM)]
+    if not codes:
+        return ""
+    code = codes[0]
+    if code == -signal.SIGKILL:
+        return (
+            "killed with SIGKILL, as the system ends a process that runs out of memory: "
+            "the document may need more memory than was free; run fewer workers (--workers) "
+            "or free memory"
+        )
+    if code < 0:
+        try:
+            return f"ended by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"ended by signal {-code}"
+    return f"exit code {code}"
 
 
 @dataclass(eq=False)

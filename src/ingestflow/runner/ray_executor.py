@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingestflow.elements import Document
-from ingestflow.errors import EnvironmentProblem
+from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
 from ingestflow.runner import worker
 from ingestflow.runner.plan import Plan
 
@@ -280,10 +280,14 @@ class _Pool:
             slot.load -= PER_ACTOR if call.alone else 1
             try:
                 results: list[worker.DocResult] = ray.get(ref)
-            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+            except (
+                ray.exceptions.RayActorError,
+                ray.exceptions.WorkerCrashedError,
+                ray.exceptions.OutOfMemoryError,
+            ) as exc:
                 if getattr(exc, "actor_init_failed", False):
                     raise EnvironmentProblem(f"a Ray actor could not start: {exc}") from None
-                self._crashed(call, slot)
+                self._crashed(call, slot, exc)
                 continue
             except ray.exceptions.RayTaskError as exc:  # the worker's own error, unwrapped
                 cause = getattr(exc, "cause", None)
@@ -292,17 +296,21 @@ class _Pool:
                 r.doc.path, r.doc.data = doc.path, None  # as the driver knows it, not the spool
             runner._collect(results)
 
-    def _crashed(self, call: _Call, slot: _Slot) -> None:
+    def _crashed(self, call: _Call, slot: _Slot, exc: Exception) -> None:
         """An actor died under a batch: replace it; retry each of the batch's documents alone,
-        or record the document that was already alone as failed."""
+        or record the document that was already alone as failed (out of memory when Ray's
+        memory monitor or the system's says so)."""
         if slot in self.slots:
             self.slots[self.slots.index(slot)] = self._new_slot()
             self._kill(slot)
         if call.alone:
             node_id = self.runner.stats[0].node_id
             doc = call.docs[0]
+            error = CRASHED
+            if isinstance(exc, self.ray.exceptions.OutOfMemoryError) or _memory(str(exc)):
+                error = f"{CRASHED} ({OUT_OF_MEMORY})"
             self.runner._collect(
-                [worker.DocResult(doc, ok=False, error=CRASHED, failed_node=node_id)]
+                [worker.DocResult(doc, ok=False, error=error, failed_node=node_id)]
             )
             return
         retries = [_Call([doc], call.start, alone=True) for doc in call.docs]
@@ -311,6 +319,12 @@ class _Pool:
     def _kill(self, slot: _Slot) -> None:
         with suppress(Exception):  # already gone
             self.ray.kill(slot.actor, no_restart=True)
+
+
+def _memory(text: str) -> bool:
+    """Whether Ray's account of a dead actor says it ran out of memory."""
+    text = text.lower()
+    return "out of memory" in text or "oom" in text.split() or "memory monitor" in text
 
 
 def _reap(processes: list[Any], timeout: float = 10.0) -> None:
