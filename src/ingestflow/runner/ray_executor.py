@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 SHARED_FS_ENV = "INGESTFLOW_RAY_SHARED_FS"
 PER_ACTOR = 2  # batches in flight on one actor: one running, one queued behind it
 CRASHED = "the worker process crashed on this document"
+#: A shipped file's modification time (ns) and whether it was in the temporary folder.
+Stamp = tuple[int, bool]
 NEEDS_RAY = "the Ray executor needs Ray: pip install -e '.[ray]' (or `scripts/setup.sh`)"
 
 
@@ -56,17 +58,23 @@ class StagesActor:
         _sweep(self.spool)
 
     def process(
-        self, docs: list[Document], mtimes: list[int | None], trace: bool, start: int
+        self, docs: list[Document], stamps: list[Stamp | None], trace: bool, start: int
     ) -> list[worker.DocResult]:
         """`worker.process_batch` over the batch. A document shipped as bytes that was a file is
         written to a local spool file first, with the file's modification time, so its elements
         carry the same metadata (`last_modified`) as with the local executor. The spool is not
-        under the temporary folder: the library leaves out the time of a file there."""
-        with tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=self.spool) as spool:
-            for index, (doc, mtime) in enumerate(zip(docs, mtimes, strict=True)):
-                if mtime is None or doc.data is None:
+        under the temporary folder, where the library leaves out some types' file time, unless
+        the driver's file was there too."""
+        with (
+            tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=self.spool) as spool,
+            tempfile.TemporaryDirectory(prefix="ingestflow-ray-") as temp,
+        ):
+            for index, (doc, stamp) in enumerate(zip(docs, stamps, strict=True)):
+                if stamp is None or doc.data is None:
                     continue
-                path = Path(spool, str(index), Path(doc.filename).name or "document")
+                mtime, in_temp = stamp
+                folder = temp if in_temp else spool
+                path = Path(folder, str(index), Path(doc.filename).name or "document")
                 path.parent.mkdir()
                 path.write_bytes(doc.data)
                 os.utime(path, ns=(mtime, mtime))
@@ -242,17 +250,19 @@ class _Pool:
             slot = min(free, key=lambda s: s.load)
             self.queue.popleft()
             slot.load += PER_ACTOR if call.alone else 1
-            docs, mtimes = self._shipped(call.docs)
-            ref = slot.actor.process.remote(docs, mtimes, self.runner.opts.trace, call.start)
+            docs, stamps = self._shipped(call.docs)
+            ref = slot.actor.process.remote(docs, stamps, self.runner.opts.trace, call.start)
             self.pending[ref] = (call, slot)
 
-    def _shipped(self, docs: list[Document]) -> tuple[list[Document], list[int | None]]:
-        """The documents as sent: content as bytes (with the file's modification time), or as
-        they are when the actors share the driver's file system or the content is not a file."""
+    def _shipped(self, docs: list[Document]) -> tuple[list[Document], list[Stamp | None]]:
+        """The documents as sent: content as bytes (with the file's modification time and
+        whether it is in the temporary folder), or as they are when the actors share the
+        driver's file system or the content is not a file."""
         if self.shared_fs:
             return docs, [None] * len(docs)
         out: list[Document] = []
-        mtimes: list[int | None] = []
+        mtimes: list[Stamp | None] = []
+        temp = tempfile.gettempdir()
         for doc in docs:
             if doc.path is None or doc.data is not None:
                 out.append(doc)
@@ -265,7 +275,7 @@ class _Pool:
                 out.append(doc)
                 mtimes.append(None)
                 continue
-            mtimes.append(mtime)
+            mtimes.append((mtime, str(doc.path).startswith(temp)))  # the library's own test
         return out, mtimes
 
     def _drain(self) -> None:
@@ -299,7 +309,7 @@ class _Pool:
     def _crashed(self, call: _Call, slot: _Slot, exc: Exception) -> None:
         """An actor died under a batch: replace it; retry each of the batch's documents alone,
         or record the document that was already alone as failed (out of memory when Ray's
-        memory monitor or the system's says so)."""
+        memory monitor says so)."""
         if slot in self.slots:
             self.slots[self.slots.index(slot)] = self._new_slot()
             self._kill(slot)
@@ -307,7 +317,7 @@ class _Pool:
             node_id = self.runner.stats[0].node_id
             doc = call.docs[0]
             error = CRASHED
-            if isinstance(exc, self.ray.exceptions.OutOfMemoryError) or _memory(str(exc)):
+            if isinstance(exc, self.ray.exceptions.OutOfMemoryError):
                 error = f"{CRASHED} ({OUT_OF_MEMORY})"
             self.runner._collect(
                 [worker.DocResult(doc, ok=False, error=error, failed_node=node_id)]
@@ -319,12 +329,6 @@ class _Pool:
     def _kill(self, slot: _Slot) -> None:
         with suppress(Exception):  # already gone
             self.ray.kill(slot.actor, no_restart=True)
-
-
-def _memory(text: str) -> bool:
-    """Whether Ray's account of a dead actor says it ran out of memory."""
-    text = text.lower()
-    return "out of memory" in text or "oom" in text.split() or "memory monitor" in text
 
 
 def _reap(processes: list[Any], timeout: float = 10.0) -> None:
