@@ -124,8 +124,10 @@ def test_what_is_not_split(small_parts: None) -> None:
     assert partitioner.page_ranges(Document("d", "r", "book.md", data=data), workers=2) == []
     wide = data.decode().encode("utf-16")
     assert partitioner.page_ranges(Document("d", "r", "wide.txt", data=wide), workers=2) == []
-    latin = data + "\n\nCaf\xe9.".encode("latin-1")  # not the settings' utf-8: read whole
+    # not the settings' utf-8 far past the first 2,000 lines: read whole
+    latin = book("prose", paragraphs=3000) + "\n\nCaf\xe9.".encode("latin-1")
     assert partitioner.page_ranges(Document("d", "r", "l.txt", data=latin), workers=2) == []
+    assert partitioner.page_ranges(Document("d", "r", "l.txt", data=latin[:-6]), workers=2)
 
 
 @pytest.mark.slow

@@ -52,11 +52,11 @@ def line_ranges(doc: Document, workers: int, encoding: str) -> list[tuple[int, i
     data = _read(doc)
     if data is None or len(data) < 2 * BYTES_PER_PART or b"\0" in data[:8192]:
         return []
-    try:
-        head = data[: _head_end(data)].decode(encoding)
+    try:  # all of it: a part that did not decode would be read in an encoding of its own
+        data.decode(encoding)
     except (UnicodeDecodeError, LookupError):  # read whole: the partitioner detects the encoding
         return []
-    every_line = line_per_paragraph(head)
+    every_line = line_per_paragraph(data[: _head_end(data)].decode(encoding))
     size = max(BYTES_PER_PART, -(-len(data) // (workers * 4)))
     cuts: list[int] = []  # byte offsets where a part starts
     at = size
