@@ -57,7 +57,7 @@ from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, Wor
 from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import filetypes, hires, long_text
+from ingestflow.stages import filetypes, hires, long_text, nlp_batch
 from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.ids import stable_id
 
@@ -209,7 +209,8 @@ class UnstructuredPartitionStage(Stage):
                 if hi_res and paged:
                     found = self._hi_res(path, file_type, kwargs)
                 else:
-                    found = self._partition(**kwargs)
+                    with nlp_batch.prefetched(_foreseen(path, file_type.name, kwargs)):
+                        found = self._partition(**kwargs)
             except UnicodeDecodeError:
                 detected = None if "encoding" in st.model_fields_set else detect_encoding(path)
                 if detected is None:
@@ -553,6 +554,15 @@ def detect_encoding(path: Path) -> str | None:
         if "cp1252" in r.could_be_from_charset:
             return "cp1252"
     return max(tied, key=lambda r: r.coherence).encoding
+
+
+def _foreseen(path: Path, type_name: str, kwargs: dict[str, Any]) -> list[str]:
+    """The texts the library will classify with spaCy, where they can be listed beforehand."""
+    if type_name == "TXT":
+        return nlp_batch.text_paragraphs(path, kwargs["encoding"], kwargs.get("paragraph_grouper"))
+    if type_name == "DOCX":
+        return nlp_batch.docx_paragraphs(path)
+    return []
 
 
 def file_mtime(path: Path) -> str | None:

@@ -1,0 +1,146 @@
+"""spaCy in batches (`stages/nlp_batch.py`): the partitioner's output is the same with and
+without it, on Word files and plain text, and the library's one-by-one spaCy calls are what it
+saves."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ingestflow.elements import Document
+from ingestflow.spec.settings import UnstructuredPartitionSettings
+from ingestflow.stages import nlp_batch
+from ingestflow.stages.base import RunContext
+from ingestflow.stages.partition import UnstructuredPartitionStage
+
+WORDS = [
+    "the",
+    "harbour",
+    "committee",
+    "agreed",
+    "that",
+    "ship",
+    "budget",
+    "meeting",
+    "was",
+    "held",
+    "in",
+    "spring",
+    "with",
+    "all",
+    "members",
+    "present",
+    "and",
+    "THE",
+    "REPORT",
+    "said",
+    "nothing",
+    "new",
+    "about",
+    "Lisbon",
+    "or",
+    "the",
+    "keepers",
+    "of",
+    "lights",
+]
+
+
+def sentences(rng: random.Random, count: int) -> str:
+    return " ".join(
+        " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 14))).capitalize() + "."
+        for _ in range(count)
+    )
+
+
+def paragraphs(n: int = 300) -> list[str]:
+    rng = random.Random(7)
+    out = []
+    for i in range(n):
+        if i % 25 == 0:
+            out.append(f"SECTION {i // 25 + 1}")
+        elif i % 11 == 0:
+            out.append("- " + sentences(rng, 1))
+        else:
+            out.append(sentences(rng, rng.randint(1, 4)))
+    return out
+
+
+def make_docx(path: Path) -> None:
+    from docx import Document as Docx
+
+    doc = Docx()
+    for i, text in enumerate(paragraphs()):
+        if i % 25 == 0:
+            doc.add_heading(text, level=1)
+        elif i % 40 == 3:
+            table = doc.add_table(rows=1, cols=2)
+            table.rows[0].cells[0].text, table.rows[0].cells[1].text = "a cell", text
+        else:
+            doc.add_paragraph(text)
+    doc.save(str(path))
+
+
+@pytest.fixture
+def pipeline_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The texts the library runs through spaCy one at a time."""
+    from unstructured.nlp import tokenize
+
+    ran: list[str] = []
+    original = tokenize._run_pipeline
+
+    def counted(text: str) -> object:
+        ran.append(text)
+        return original(text)
+
+    monkeypatch.setattr(tokenize, "_run_pipeline", counted)
+    yield ran
+
+
+def partitioned(path: Path) -> str:
+    from unstructured.nlp import tokenize
+
+    for cached in (tokenize._process_cached, tokenize._tokenize_for_cache, tokenize.pos_tag):
+        cached.cache_clear()  # type: ignore[attr-defined]
+    tokenize.word_tokenize.cache_clear()
+    settings = UnstructuredPartitionSettings(strategy="fast", unique_element_ids=False)
+    stage = UnstructuredPartitionStage("P", "unstructured_api", settings, RunContext())
+    doc = stage.process(Document("d", "r", path.name, path=path))
+    return json.dumps(doc.elements, sort_keys=True)
+
+
+@pytest.mark.parametrize("kind", ["docx", "txt"])
+def test_the_same_elements_with_fewer_one_by_one_calls(
+    tmp_path: Path, kind: str, pipeline_runs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / f"doc.{kind}"
+    if kind == "docx":
+        make_docx(path)
+    else:
+        path.write_text("\n\n".join(paragraphs()))
+    monkeypatch.setattr(nlp_batch, "MIN_TEXTS", 10**9)  # the library alone
+    alone = partitioned(path)
+    one_by_one = len(pipeline_runs)
+    monkeypatch.setattr(nlp_batch, "MIN_TEXTS", 64)
+    monkeypatch.setattr(nlp_batch, "WINDOW", 50)  # several windows
+    pipeline_runs.clear()
+    assert partitioned(path) == alone
+    assert one_by_one > 100
+    assert len(pipeline_runs) < one_by_one // 10  # foreseen texts came from the batches
+
+
+def test_the_foreseen_texts_are_those_the_library_classifies(tmp_path: Path) -> None:
+    path = tmp_path / "doc.txt"
+    path.write_text("\n\n".join(paragraphs()))
+    foreseen = nlp_batch.text_paragraphs(path, "utf-8")
+    assert foreseen[:2] == paragraphs()[:2]
+    assert len(foreseen) == len(paragraphs())
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("Caf\xe9 au lait.\n\nOne more paragraph.".encode("latin-1"))
+    assert nlp_batch.text_paragraphs(latin, "utf-8") == []  # does not decode: nothing foreseen
+    (tmp_path / "bad.docx").write_bytes(b"not a zip")
+    assert nlp_batch.docx_paragraphs(tmp_path / "bad.docx") == []
