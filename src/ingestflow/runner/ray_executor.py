@@ -261,22 +261,22 @@ class _Pool:
         if self.shared_fs:
             return docs, [None] * len(docs)
         out: list[Document] = []
-        mtimes: list[Stamp | None] = []
+        stamps: list[Stamp | None] = []
         temp = tempfile.gettempdir()
         for doc in docs:
             if doc.path is None or doc.data is not None:
                 out.append(doc)
-                mtimes.append(None)
+                stamps.append(None)
                 continue
             try:
                 mtime = Path(doc.path).stat().st_mtime_ns
                 out.append(replace(doc, data=doc.read_bytes(), path=None))
             except OSError:  # unreadable: the partitioner says why, as with the local executor
                 out.append(doc)
-                mtimes.append(None)
+                stamps.append(None)
                 continue
-            mtimes.append((mtime, str(doc.path).startswith(temp)))  # the library's own test
-        return out, mtimes
+            stamps.append((mtime, str(doc.path).startswith(temp)))  # the library's own test
+        return out, stamps
 
     def _drain(self) -> None:
         """Wait for one batch to finish (waking now and then to honour a stop), and handle it."""

@@ -161,13 +161,7 @@ def _line_offset(data: bytes, line: int) -> int:
 
 def _head_end(data: bytes) -> int:
     """The offset past the first 2,000 lines (the part of a text the paragraph rule reads)."""
-    at = 0
-    for _ in range(_HEAD_LINES):
-        found = data.find(b"\n", at)
-        if found < 0:
-            return len(data)
-        at = found + 1
-    return at
+    return _line_offset(data, _HEAD_LINES + 1)
 
 
 def _wide(encoding: str) -> bool:
@@ -179,11 +173,14 @@ def _wide(encoding: str) -> bool:
 
 
 def _read(doc: Document) -> bytes | None:
+    """The document's bytes when it is long enough to split (a short file is not read here)."""
     if doc.data is not None:
         return bytes(doc.data)
     if doc.path is None:
         return None
     try:
+        if Path(doc.path).stat().st_size < 2 * BYTES_PER_PART:
+            return None
         return Path(doc.path).read_bytes()
     except OSError:
         return None
