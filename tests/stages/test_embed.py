@@ -247,3 +247,19 @@ def test_the_onnx_export_is_cached_and_atomic(
     stamp = path.stat().st_mtime_ns
     assert minilm_onnx.export() == path and path.stat().st_mtime_ns == stamp  # kept, not redone
     assert not list(tmp_path.glob("*.part"))
+
+
+def test_onnx_batches_keep_to_the_token_budget_and_cover_every_text() -> None:
+    from ingestflow.stages.minilm_onnx import TOKEN_BUDGET, batches
+
+    lengths = [5, 256, 12, 12, 40, 3, 200, 90, 7, 128, 64, 64, 64, 64, 64, 64, 64, 64, 64]
+    found = batches(lengths, 4)
+    assert sorted(i for b in found for i in b) == list(range(len(lengths)))
+    for batch in found:
+        width = max(lengths[i] for i in batch)
+        assert len(batch) <= 4
+        assert len(batch) == 1 or len(batch) * width <= TOKEN_BUDGET
+        assert [lengths[i] for i in batch] == sorted(lengths[i] for i in batch)
+    assert [256] in [[lengths[i] for i in b] for b in found]  # a long text goes alone
+    assert max(len(b) for b in found) == 4  # short texts still share a call
+    assert batches([], 8) == []

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 MAX_TOKENS = 256
+TOKEN_BUDGET = 512  # tokens a model call, padding included (see `batches`)
 DIMENSION = 384
 _lock = threading.Lock()
 _model: OnnxMiniLM | None = None
@@ -141,15 +142,15 @@ class OnnxMiniLM:
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        """Unit-norm vectors, one row per text, in the order given."""
+        """Unit-norm vectors, one row per text, in the order given. Texts go in length order,
+        at most `batch_size` a call and at most TOKEN_BUDGET tokens (padding included)."""
         import numpy as np
 
         encoded = self.tokenizer.encode_batch([str(t) for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        lengths = [len(e.ids) for e in encoded]
         out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            width = max(len(encoded[i].ids) for i in rows)
+        for rows in batches(lengths, batch_size):
+            width = max(lengths[i] for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for r, i in enumerate(rows):
@@ -159,6 +160,22 @@ class OnnxMiniLM:
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             out[rows] = self.session.run(None, feeds)[0]
         return out
+
+
+def batches(lengths: list[int], most: int) -> list[list[int]]:
+    """Positions of the texts by token count, in batches of at most `most` texts and, past the
+    first text, at most TOKEN_BUDGET tokens as padded to the batch's longest text. Small
+    batches keep a batch's activations in the CPU's cache: on the benchmark's 536 chunks, 32
+    texts a call took 25.5 s against 19.5 s at 8 or fewer (`benchmarks/RESULTS.md`)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: list[list[int]] = []
+    for i in order:
+        last = out[-1] if out else None
+        if last and len(last) < most and (len(last) + 1) * lengths[i] <= TOKEN_BUDGET:
+            last.append(i)
+        else:
+            out.append([i])
+    return out
 
 
 def load(threads: int | None = None) -> OnnxMiniLM:
