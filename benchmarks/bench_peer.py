@@ -8,7 +8,9 @@ all-MiniLM-L6-v2 embeddings, local JSON out, 2 processes — on the same inputs,
 alternating (the order swaps every round), each timed from process start to exit. Sets: `docs`
 (the 24 files of `../shared/tools/peer/BENCH_SET.txt`), `pdf` (the 619-page `DA-619p.pdf`) and
 `docx` (the 872-page `handbook-872p.docx`). Per run: wall seconds, CPU seconds of the process
-tree, peak summed RSS of the tree, and the output's documents / records / embedded records. The
+tree, peak summed RSS of the tree, and the output's documents / records / embedded records; after
+the first round, the two outputs compared (documents whose chunk texts are the same, in order;
+the cosine between the two tools' vectors of the same chunk text). The
 peer runs with `OMP_NUM_THREADS=1` (it hangs without it with 2 processes; see the peer's README).
 """
 
@@ -120,6 +122,43 @@ def count(out: Path) -> dict:
     return {"docs": len(files), "records": records, "embedded": embedded}
 
 
+def records_by_document(out: Path) -> dict[str, list[dict]]:
+    """The records of each output file, by the input file's name."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted(out.rglob("*.json")) if out.exists() else []:
+        found[path.name.removesuffix(".json")] = json.loads(path.read_text())
+    return found
+
+
+def compare(peer_out: Path, our_out: Path) -> dict:
+    """The two outputs side by side: documents whose chunk texts are the same, in the same
+    order, and the cosine between the two tools' vectors of each chunk whose text is the same."""
+    import numpy as np
+
+    peer, ours = records_by_document(peer_out), records_by_document(our_out)
+    same_texts, differing, cosines = 0, [], []
+    for name in sorted(set(peer) | set(ours)):
+        a, b = peer.get(name, []), ours.get(name, [])
+        texts_a, texts_b = [r.get("text") for r in a], [r.get("text") for r in b]
+        if texts_a == texts_b:
+            same_texts += 1
+        else:
+            differing.append(name)
+        vectors_b = {r.get("text"): r.get("embeddings") for r in b if r.get("embeddings")}
+        for r in a:
+            if r.get("embeddings") and vectors_b.get(r.get("text")):
+                u = np.asarray(r["embeddings"], dtype=np.float64)
+                v = np.asarray(vectors_b[r["text"]], dtype=np.float64)
+                cosines.append(float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v))))
+    return {
+        "documents_with_same_chunks": f"{same_texts}/{len(set(peer) | set(ours))}",
+        "differing": differing,
+        "vectors_compared": len(cosines),
+        "cosine_min": round(min(cosines), 6) if cosines else None,
+        "cosine_mean": round(float(np.mean(cosines)), 6) if cosines else None,
+    }
+
+
 def run_peer(peer: Path, inputs: Path, work: Path) -> dict:
     model = subprocess.run(
         [
@@ -207,10 +246,11 @@ def main() -> None:
             for path in SETS[name]():
                 shutil.copy(path, inputs / path.name)
             runs: dict[str, list[dict]] = {"peer": [], "ingestflow": []}
+            work = Path(tmp) / name
+            same: dict = {}
             for round_ in range(args.rounds):
                 order = ["peer", "ingestflow"] if round_ % 2 == 0 else ["ingestflow", "peer"]
                 for tool in order:
-                    work = Path(tmp) / name
                     result = (
                         run_peer(args.peer, inputs, work)
                         if tool == "peer"
@@ -218,6 +258,9 @@ def main() -> None:
                     )
                     runs[tool].append(result)
                     print(name, round_ + 1, tool, result, flush=True)
+                if round_ == 0:  # both outputs of the first round are still there
+                    same = compare(work / "peer-out", work / "ours-out")
+                    print(name, "outputs", same, flush=True)
             median = {
                 tool: {
                     k: statistics.median(r[k] for r in rs)
@@ -226,6 +269,7 @@ def main() -> None:
                 for tool, rs in runs.items()
             }
             report[name] = {
+                "outputs": same,
                 "runs": runs,
                 "median": median,
                 "speedup": round(median["peer"]["wall_s"] / median["ingestflow"]["wall_s"], 2),

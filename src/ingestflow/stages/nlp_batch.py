@@ -6,15 +6,17 @@ that is most of the partitioning time (the 872-page handbook: 36 of 46 s). spaCy
 tokens, sentences and tags when it processes texts together (`nlp.pipe`), about twice as fast.
 For the types whose candidate texts can be listed before the library reads the file (plain text:
 its paragraphs; Word: the text of each paragraph and of its parts across page breaks), this
-module processes them together first; the library's calls then find their result ready. Texts
-it did not foresee are processed one by one, as before: the output does not depend on the
-foresight, only the time does.
+module processes them together first; for a PDF read by pdfminer (Fast), it reads PAGES_AHEAD
+pages before the library classifies them and processes their text boxes' texts together. The
+library's calls then find their result ready. Texts it did not foresee are processed one by one,
+as before: the output does not depend on the foresight, only the time does (tested). HTML is
+not covered: its texts are known only as the library parses the tree.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ from typing import Any
 BATCH = 256
 WINDOW = 1024
 KEPT = 4096
+#: PDF pages read before their texts are processed together.
+PAGES_AHEAD = 8
 #: Documents with fewer candidate texts than this are left to the library's own calls.
 MIN_TEXTS = 64
 #: Longer texts are left to the library (it truncates what exceeds spaCy's limit).
@@ -48,24 +52,99 @@ def prefetched(texts: list[str]) -> Iterator[None]:
         occurrences.setdefault(text, []).append(i)
     ready: dict[str, Any] = {}
     start = 0  # where the current window starts in `sequence`
-    original = tokenize._process
 
-    def process(text: str) -> Any:
+    def lookup(text: str) -> Any:
         nonlocal start
-        text = str(text)
         found = ready.get(text)
         if found is not None:
             return found
         positions = occurrences.get(text, [])
         i = bisect.bisect_left(positions, start)
         if i == len(positions):  # not foreseen, or only behind the window: alone
-            return original(text)
+            return None
         start = positions[i]
-        window = [t for t in dict.fromkeys(sequence[start : start + WINDOW]) if t not in ready]
-        ready.update(zip(window, nlp.pipe(window, batch_size=BATCH), strict=True))
-        for old in list(ready)[: max(0, len(ready) - KEPT)]:  # the oldest first
-            del ready[old]
+        _fill(ready, nlp, sequence[start : start + WINDOW])
         return ready[text]
+
+    with _serving(lookup):
+        yield
+
+
+@contextmanager
+def pdf_prefetched() -> Iterator[None]:
+    """While open, the Fast PDF reader's pages are read PAGES_AHEAD at a time and the texts it
+    will classify on them (each text box's text, as the library cleans it) are processed together
+    before it classifies them."""
+    from unstructured.nlp import tokenize
+    from unstructured.partition import pdf
+
+    needed = (
+        "open_pdfminer_pages_generator",
+        "get_text_with_deduplication",
+        "_extract_text",
+        "clean_extra_whitespace_with_index_run",
+        "PARAGRAPH_PATTERN",
+        "env_config",
+    )
+    if not all(hasattr(pdf, name) for name in needed):  # another version of the library
+        yield
+        return
+    nlp = tokenize._get_nlp()
+    ready: dict[str, Any] = {}
+    pages = pdf.open_pdfminer_pages_generator
+
+    def texts_of(layout: Any) -> Iterator[str]:
+        import re
+
+        for obj in layout:
+            if hasattr(obj, "get_text"):
+                threshold = pdf.env_config.PDF_CHAR_DUPLICATE_THRESHOLD
+                snippets = [pdf.get_text_with_deduplication(obj, threshold)]
+            else:
+                snippets = re.split(pdf.PARAGRAPH_PATTERN, pdf._extract_text(obj))
+            for snippet in snippets:
+                text = pdf.clean_extra_whitespace_with_index_run(snippet)[0]
+                if text.strip() and len(text) <= _MAX_CHARS:
+                    yield text
+
+    def ahead(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        held: list[Any] = []
+        for item in pages(*args, **kwargs):
+            held.append(item)
+            if len(held) == PAGES_AHEAD:
+                _fill(ready, nlp, [t for _, layout in held for t in texts_of(layout)])
+                yield from held
+                held = []
+        _fill(ready, nlp, [t for _, layout in held for t in texts_of(layout)])
+        yield from held
+
+    pdf.open_pdfminer_pages_generator = ahead
+    try:
+        with _serving(ready.get):
+            yield
+    finally:
+        pdf.open_pdfminer_pages_generator = pages
+
+
+def _fill(ready: dict[str, Any], nlp: Any, texts: list[str]) -> None:
+    """Process the texts not ready yet together; keep at most KEPT results (the oldest go)."""
+    new = [t for t in dict.fromkeys(texts) if t not in ready]
+    ready.update(zip(new, nlp.pipe(new, batch_size=BATCH), strict=True))
+    for old in list(ready)[: max(0, len(ready) - KEPT)]:
+        del ready[old]
+
+
+@contextmanager
+def _serving(lookup: Callable[[str], Any]) -> Iterator[None]:
+    """The library's spaCy calls answered by `lookup` where it has the text, else one by one."""
+    from unstructured.nlp import tokenize
+
+    original = tokenize._process
+
+    def process(text: str) -> Any:
+        text = str(text)
+        found = lookup(text)
+        return found if found is not None else original(text)
 
     tokenize._process = process  # type: ignore[assignment]
     try:

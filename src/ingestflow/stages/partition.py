@@ -209,7 +209,7 @@ class UnstructuredPartitionStage(Stage):
                 if hi_res and paged:
                     found = self._hi_res(path, file_type, kwargs)
                 else:
-                    with nlp_batch.prefetched(_foreseen(path, file_type.name, kwargs)):
+                    with _batched_nlp(path, file_type.name, kwargs):
                         found = self._partition(**kwargs)
             except UnicodeDecodeError:
                 detected = None if "encoding" in st.model_fields_set else detect_encoding(path)
@@ -554,6 +554,14 @@ def detect_encoding(path: Path) -> str | None:
         if "cp1252" in r.could_be_from_charset:
             return "cp1252"
     return max(tied, key=lambda r: r.coherence).encoding
+
+
+def _batched_nlp(path: Path, type_name: str, kwargs: dict[str, Any]) -> Any:
+    """The library's spaCy checks in batches, where the texts can be listed before it checks
+    them (see `nlp_batch`)."""
+    if type_name == "PDF":
+        return nlp_batch.pdf_prefetched()
+    return nlp_batch.prefetched(_foreseen(path, type_name, kwargs))
 
 
 def _foreseen(path: Path, type_name: str, kwargs: dict[str, Any]) -> list[str]:
