@@ -47,7 +47,7 @@ def run(tmp: Path, name: str, inputs: Path, *extra: str) -> tuple[int, dict[str,
         *extra,
     ]
     result = runner.invoke(app, args)
-    assert result.stdout.lstrip().startswith("{"), result.output
+    assert result.stdout.lstrip().startswith("{"), (result.output, repr(result.exception))
     return result.exit_code, json.loads(result.stdout)
 
 
