@@ -176,3 +176,53 @@ def test_corpus_pdfs_give_the_same_elements_in_batches(
             patched.setattr(nlp_batch, "pdf_prefetched", contextlib.nullcontext)
             alone = partitioned(path)
         assert partitioned(path) == alone, name
+
+
+def test_threads_partitioning_at_once_get_what_each_gets_alone(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.stages.test_partition import make_pdf
+
+    texts = paragraphs(90)
+    pdf = tmp_path / "doc.pdf"
+    pdf.write_bytes(make_pdf(["\n".join(texts[i : i + 6]) for i in range(0, len(texts), 6)]))
+    docx = tmp_path / "doc.docx"
+    make_docx(docx)
+    txt = tmp_path / "doc.txt"
+    txt.write_text("\n\n".join(reversed(paragraphs())))
+    paths = [pdf, docx, txt]
+    alone = [partitioned(p) for p in paths]
+    with ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(partitioned, paths * 2))
+    assert together == alone * 2
+
+
+def test_one_threads_batches_are_not_consulted_by_another() -> None:
+    import threading
+
+    from unstructured.nlp import tokenize
+
+    asked: list[str] = []
+    inside, done = threading.Event(), threading.Event()
+
+    def lookup(text: str) -> None:
+        asked.append(text)
+        return None
+
+    def holder() -> None:
+        with nlp_batch._serving(lookup):
+            inside.set()
+            done.wait(10)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert inside.wait(10)
+    try:
+        tokenize._process("A text from another thread.")
+        assert asked == []
+    finally:
+        done.set()
+        thread.join()
+    with nlp_batch._serving(lookup):
+        tokenize._process("A text from this thread.")
+    assert asked == ["A text from this thread."]

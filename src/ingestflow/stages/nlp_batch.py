@@ -16,6 +16,7 @@ not covered: its texts are known only as the library parses the tree.
 from __future__ import annotations
 
 import bisect
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -91,7 +92,7 @@ def pdf_prefetched() -> Iterator[None]:
         return
     nlp = tokenize._get_nlp()
     ready: dict[str, Any] = {}
-    pages = pdf.open_pdfminer_pages_generator
+    pages = _original("pages")
 
     def texts_of(layout: Any) -> Iterator[str]:
         import re
@@ -118,12 +119,8 @@ def pdf_prefetched() -> Iterator[None]:
         _fill(ready, nlp, [t for _, layout in held for t in texts_of(layout)])
         yield from held
 
-    pdf.open_pdfminer_pages_generator = ahead
-    try:
-        with _serving(ready.get):
-            yield
-    finally:
-        pdf.open_pdfminer_pages_generator = pages
+    with _serving(ready.get, ahead):
+        yield
 
 
 def _fill(ready: dict[str, Any], nlp: Any, texts: list[str]) -> None:
@@ -135,22 +132,58 @@ def _fill(ready: dict[str, Any], nlp: Any, texts: list[str]) -> None:
 
 
 @contextmanager
-def _serving(lookup: Callable[[str], Any]) -> Iterator[None]:
-    """The library's spaCy calls answered by `lookup` where it has the text, else one by one."""
-    from unstructured.nlp import tokenize
-
-    original = tokenize._process
-
-    def process(text: str) -> Any:
-        text = str(text)
-        found = lookup(text)
-        return found if found is not None else original(text)
-
-    tokenize._process = process  # type: ignore[assignment]
+def _serving(
+    lookup: Callable[[str], Any], pages: Callable[..., Any] | None = None
+) -> Iterator[None]:
+    """In this thread, the library's spaCy calls answered by `lookup` where it has the text (else
+    one by one), and its PDF pages read by `pages` when given. The library's functions are
+    replaced once per process by ones that look up what the calling thread set here, so that
+    threads partitioning at once never see each other's batches."""
+    _original("process")
+    if pages is not None:
+        _original("pages")
+    saved = (getattr(_here, "lookup", None), getattr(_here, "pages", None))
+    _here.lookup, _here.pages = lookup, pages
     try:
         yield
     finally:
-        tokenize._process = original  # type: ignore[assignment]
+        _here.lookup, _here.pages = saved
+
+
+_here = threading.local()
+_replaced: dict[str, Any] = {}
+_replacing = threading.Lock()
+
+
+def _original(name: str) -> Any:
+    """The library's own `_process` ("process") or Fast PDF page reader ("pages"), replaced on
+    first use by a dispatcher to what the calling thread set in `_serving`."""
+    with _replacing:
+        if name in _replaced:
+            return _replaced[name]
+        if name == "process":
+            from unstructured.nlp import tokenize
+
+            process = tokenize._process
+
+            def dispatch_process(text: str) -> Any:
+                lookup = getattr(_here, "lookup", None)
+                found = lookup(str(text)) if lookup is not None else None
+                return found if found is not None else process(text)
+
+            tokenize._process = dispatch_process  # type: ignore[assignment]
+            _replaced[name] = process
+        else:
+            from unstructured.partition import pdf
+
+            pages = pdf.open_pdfminer_pages_generator
+
+            def dispatch_pages(*args: Any, **kwargs: Any) -> Any:
+                return (getattr(_here, "pages", None) or pages)(*args, **kwargs)
+
+            pdf.open_pdfminer_pages_generator = dispatch_pages
+            _replaced[name] = pages
+        return _replaced[name]
 
 
 def text_paragraphs(path: Path, encoding: str, grouper: Any = None) -> list[str]:
