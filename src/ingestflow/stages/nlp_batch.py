@@ -16,6 +16,7 @@ not covered: its texts are known only as the library parses the tree.
 from __future__ import annotations
 
 import bisect
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -95,8 +96,6 @@ def pdf_prefetched() -> Iterator[None]:
     pages = _original("pages")
 
     def texts_of(layout: Any) -> Iterator[str]:
-        import re
-
         for obj in layout:
             if hasattr(obj, "get_text"):
                 threshold = pdf.env_config.PDF_CHAR_DUPLICATE_THRESHOLD

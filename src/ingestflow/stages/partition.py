@@ -48,7 +48,7 @@ import hashlib
 import importlib.util
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -557,20 +557,16 @@ def detect_encoding(path: Path) -> str | None:
 
 
 def _batched_nlp(path: Path, type_name: str, kwargs: dict[str, Any]) -> Any:
-    """The library's spaCy checks in batches, where the texts can be listed before it checks
-    them (see `nlp_batch`)."""
+    """The library's spaCy checks in batches, where the texts it will check can be listed
+    before it checks them (see `nlp_batch`)."""
     if type_name == "PDF":
         return nlp_batch.pdf_prefetched()
-    return nlp_batch.prefetched(_foreseen(path, type_name, kwargs))
-
-
-def _foreseen(path: Path, type_name: str, kwargs: dict[str, Any]) -> list[str]:
-    """The texts the library will classify with spaCy, where they can be listed beforehand."""
     if type_name == "TXT":
-        return nlp_batch.text_paragraphs(path, kwargs["encoding"], kwargs.get("paragraph_grouper"))
+        grouper = kwargs.get("paragraph_grouper")
+        return nlp_batch.prefetched(nlp_batch.text_paragraphs(path, kwargs["encoding"], grouper))
     if type_name == "DOCX":
-        return nlp_batch.docx_paragraphs(path)
-    return []
+        return nlp_batch.prefetched(nlp_batch.docx_paragraphs(path))
+    return nullcontext()
 
 
 def file_mtime(path: Path) -> str | None:
