@@ -83,6 +83,27 @@ def test_batched_across_documents_equals_one_at_a_time(stage: EmbedStage) -> Non
     assert all(cosine(a, b) > 0.9999 for a, b in zip(alone, batched, strict=True))
 
 
+def test_a_repeated_text_is_embedded_once_and_every_copy_gets_its_vector(
+    stage: EmbedStage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingestflow.stages import embed
+
+    seen: list[list[str]] = []
+    real = embed.encode
+
+    def counting(texts: list[str], batch_size: int = 32) -> Any:
+        seen.append(list(texts))
+        return real(texts, batch_size)
+
+    monkeypatch.setattr(embed, "encode", counting)
+    a, b = stage.process_many([doc(CAT_1, ROCKET, CAT_1), doc(ROCKET, CAT_2, name="b.txt")])
+    assert seen == [[CAT_1, ROCKET, CAT_2]]
+    vectors = [e["embeddings"] for d in (a, b) for e in d.elements]
+    assert vectors[0] == vectors[2] and vectors[1] == vectors[3]
+    alone = stage.process(doc(CAT_2, name="x")).elements[0]["embeddings"]
+    assert cosine(vectors[4], alone) > 0.9999
+
+
 def test_elements_without_text_get_no_vector_and_a_warning(stage: EmbedStage) -> None:
     source = doc(CAT_1, "", "   ")
     original = [dict(e) for e in source.elements]
@@ -135,7 +156,8 @@ def test_remote_embeddings_are_batched_and_land_on_every_element() -> None:
     with FakeModelServer(dimension=512) as server:
         st = remote(server, "voyageai", "voyage-3-lite")
         a, b = st.process_many([doc(CAT_1, CAT_2, ROCKET), doc(" ", CAT_1, name="b.txt")])
-    assert [r.json["input"] for r in server.requests] == [[CAT_1, CAT_2], [ROCKET, CAT_1]]
+    # CAT_1 comes twice and is sent once; both of its elements get its vector
+    assert [r.json["input"] for r in server.requests] == [[CAT_1, CAT_2], [ROCKET]]
     assert {r.model for r in server.requests} == {"voyage-3-lite"}
     assert [e["embeddings"] for e in a.elements] == [vector(t, 512) for t in (CAT_1, CAT_2, ROCKET)]
     assert "embeddings" not in b.elements[0] and b.elements[1]["embeddings"] == vector(CAT_1, 512)

@@ -221,7 +221,8 @@ class EmbedStage(Stage):
         return self.process_many([doc])[0]
 
     def process_many(self, docs: list[Document]) -> list[Document]:
-        """Embed the elements of all `docs` together, `embed_batch_size` texts per model call."""
+        """Embed the elements of all `docs` together, `embed_batch_size` texts per model call;
+        each distinct text once."""
         places: list[tuple[int, int]] = []
         texts: list[str] = []
         for d, doc in enumerate(docs):
@@ -231,13 +232,16 @@ class EmbedStage(Stage):
                     places.append((d, e))
                     texts.append(text)
         names = ", ".join(doc.filename for doc in docs)
+        # a text that comes again (a repeated heading, boilerplate) is embedded once
+        unique = list(dict.fromkeys(texts))
+        row = {text: i for i, text in enumerate(unique)}
         try:
             if not texts:
                 vectors: Any = None
             elif self._client is not None:
-                vectors = self._remote(texts)
+                vectors = self._remote(unique)
             else:
-                vectors = encode(texts, self.batch_size)
+                vectors = encode(unique, self.batch_size)
         except StageError as exc:
             raise StageError(self.name, names, exc.reason) from None
         except DocumentError as exc:  # the model server failed (ProviderError)
@@ -245,9 +249,9 @@ class EmbedStage(Stage):
         except Exception as exc:
             raise StageError(self.name, names, f"embedding failed: {exc}") from exc
         new_elements = [[dict(element) for element in doc.elements] for doc in docs]
-        for i, (d, e) in enumerate(places):
+        for text, (d, e) in zip(texts, places, strict=True):
             assert vectors is not None
-            vector = vectors[i]
+            vector = vectors[row[text]]
             new_elements[d][e]["embeddings"] = (
                 vector.tolist() if hasattr(vector, "tolist") else list(vector)
             )
