@@ -169,8 +169,13 @@ def run_in_foreground(
     try:
         workflow = api.load_workflow(body() if callable(body) else body)
         with Display(as_json, None) as display:
-            result = api.run(
-                workflow, inputs or [], workspace=workspace, progress=display, **options
+            result = api.run(  # one job in this process: its workers may be preloaded
+                workflow,
+                inputs or [],
+                workspace=workspace,
+                progress=display,
+                preload=True,
+                **options,
             )
     except WorkflowInvalid as exc:
         headline = str(exc).splitlines()[0]

@@ -46,6 +46,7 @@ class RunOptions:
     doc_timeout: float | None = 1800.0  # seconds a document may spend in one node
     executor: str = "local"  # "local" (worker processes) or "ray" (runner.ray_executor)
     ray_address: str | None = None  # None: a local Ray cluster for the run; "auto", "ray://…"
+    preload: bool = False  # workers forked from a preloaded server where it pays (runner.preload)
 
     def worker_count(self) -> int:
         """Workers to start: the given count, or one per available core."""
@@ -85,6 +86,7 @@ class JobRunner:
         self._fan_at: int | None = None
         self._dominant: set[int] = set()  # ids of documents that are most of the work in view
         self._resumed: dict[str, Any] = {}  # document id -> runner.reuse.Resume
+        self._context: Any = None  # the fork server's context when the workers are preloaded
 
     # --- public ---------------------------------------------------------------------------
     def precheck(self) -> None:
@@ -120,6 +122,7 @@ class JobRunner:
         started = time.perf_counter()
         status, message = "COMPLETED", None
         try:
+            self._preload()  # loads in the background while the prechecks run
             try:
                 self.precheck()
             except KeyboardInterrupt:
@@ -152,6 +155,10 @@ class JobRunner:
                     raise
         finally:
             _close_quietly(self.destination, self.source)
+            if self._context is not None:
+                from ingestflow.runner import preload
+
+                preload.stop()
         reuse = self.opts.reuse
         if reuse is not None:
             said = reuse.summary()
@@ -334,8 +341,21 @@ class JobRunner:
             raise
         _terminate(pool)  # idle now, with nothing to flush: no need to wait for their teardown
 
+    def _preload(self) -> None:
+        """Start a fork server that loads the workers' libraries once, where it pays."""
+        if not self.opts.preload or self.opts.executor != "local":
+            return
+        from ingestflow.runner import preload
+
+        try:
+            wanted = preload.spec(self.plan, self.opts.worker_count())
+            if wanted is not None:
+                self._context = preload.start(wanted)
+        except Exception:  # an optimisation only: workers are spawned instead
+            self._context = None
+
     def _pool(self, plan: Plan, workers: int, threads: int) -> ProcessPoolExecutor:
-        ctx = multiprocessing.get_context("spawn")
+        ctx = self._context or multiprocessing.get_context("spawn")
         return ProcessPoolExecutor(
             workers, mp_context=ctx, initializer=worker.init_worker, initargs=(plan, threads)
         )

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +52,7 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
         quiet_libraries()
     if torch_threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
-    if not in_process and _torch_unused(plan):
+    if not in_process and torch_unused(plan):
         # spaCy's thinc imports torch when it can (~1.2 s a worker) though nothing here uses it
         sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
     global _TIMEOUT
@@ -74,6 +74,22 @@ def _die_with_parent() -> None:
         return
     if os.getppid() == 1:  # the parent died before the line above took effect
         os._exit(1)
+    _leave_fork_server()
+
+
+def _leave_fork_server() -> None:
+    """A worker forked by a run's fork server (`preload`) inherits the write end of the pipe
+    by which the server knows that the main process lives; while any worker held it, a killed
+    main process would leave the server, and so its workers, running. Closed here: the server
+    ends with the main process, and its workers with it (the signal above)."""
+    import multiprocessing.forkserver
+
+    server = multiprocessing.forkserver._forkserver
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is not None:
+        server._forkserver_alive_fd = None
+        with suppress(OSError):
+            os.close(fd)
 
 
 def _ready(stage: Stage) -> Stage:
@@ -90,7 +106,7 @@ def _ready(stage: Stage) -> Stage:
     return stage
 
 
-def _torch_unused(plan: Plan) -> bool:
+def torch_unused(plan: Plan) -> bool:
     """True when no stage of the plan can need torch: Fast partitioning, and the embedding
     model on ONNX Runtime with its exported file already there (the torch fallback and the
     export need torch; High Res and Auto are left alone)."""

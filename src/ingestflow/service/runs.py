@@ -83,12 +83,14 @@ class Runs:
         executor: str = "local",
         ray_address: str | None = None,
         doc_timeout: float | None = 1800.0,
+        preload: bool = False,
     ) -> Prepared:
         """Check a workflow body and the run's arguments, and open its connectors.
 
         With `trace` (and `cache`), documents start from the node-output cache; with `from_job`,
         from that job's stored outputs (at the first node whose settings changed, or
-        `start_at`)."""
+        `start_at`). `preload`: this process runs this one job, so its workers may be forked
+        from a server that loads their libraries once (`runner.preload`)."""
         from ingestflow.connectors.local import LocalDestination, LocalSource
         from ingestflow.runner.executor import RunOptions
         from ingestflow.runner.plan import build_plan
@@ -175,6 +177,7 @@ class Runs:
             workflow_id=workflow_id,
             job_type=job_type,
             job_id=job_id,
+            preload=preload,
         )
         return Prepared(plan, source, destination, options, total)
 
@@ -348,6 +351,7 @@ class Runs:
                 workflow_id=row["workflow_id"],
                 job_type=row["job_type"],
                 job_id=job_id,
+                preload=True,  # a job process runs one job
             )
             return self.start(prepared, progress)
         except Exception as exc:

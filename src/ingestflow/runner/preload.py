@@ -1,0 +1,85 @@
+"""Workers forked from a preloaded server: the worker's libraries imported once per run.
+
+A spawned worker starts by importing `unstructured`, spaCy and its model, ONNX Runtime and the
+stages (~2.5 s of CPU on this project's machines), and every worker pays it again. Instead, as
+soon as a run begins — while the main process is still doing its prechecks — the runner starts
+a fork server (the standard library's `forkserver`) that imports all of that once
+(`preloaded`); each worker is then a fork of it, started with everything loaded. The library's
+partitioner of each file type is still imported by a worker when it first meets that type:
+importing every type up front lengthened the server's start, during which one core idles, by
+more than it saved (`benchmarks/RESULTS.md`).
+
+Used where it is safe: the Fast strategy, the local executor with two or more workers, and a
+process that runs one job (the `run` commands and the API's job processes;
+`RunOptions.preload`): the server's imports are fixed for its lifetime, and it lives for one
+run. Anything else spawns workers as before, and so does `INGESTFLOW_PRELOAD=0`.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import multiprocessing.forkserver
+import os
+from multiprocessing.context import BaseContext
+from typing import Any
+
+from ingestflow.runner.plan import Plan
+
+#: The environment variable that tells the server what to load (JSON; see `preloaded`).
+PRELOAD_ENV = "_INGESTFLOW_PRELOAD_SPEC"
+#: Set to 0 to spawn every worker (to compare, or to rule the server out).
+SWITCH_ENV = "INGESTFLOW_PRELOAD"
+
+_started: str | None = None  # the spec of the server this process started, if running
+
+
+def spec(plan: Plan, workers: int) -> dict[str, Any] | None:
+    """What a fork server should load for this run, or None when its workers are spawned."""
+    from ingestflow.runner.worker import torch_unused
+
+    if os.environ.get(SWITCH_ENV, "1").strip() == "0":
+        return None
+    if workers < 2 or plan.context.strategy != "fast":
+        return None
+    if not plan.nodes or plan.nodes[0].type != "partition":
+        return None
+    return {
+        "threads": max(1, (os.cpu_count() or 1) // workers),  # as the runner gives a worker
+        "block_torch": torch_unused(plan),
+        "onnx": any(node.type == "embed" for node in plan.nodes),
+    }
+
+
+def start(wanted: dict[str, Any]) -> BaseContext:
+    """Start the fork server now (it loads in the background) and return the context whose
+    processes it forks. A server this process started for another spec is stopped first."""
+    global _started
+    blob = json.dumps(wanted, sort_keys=True)
+    if _started is not None and _started != blob:
+        stop()
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["ingestflow.runner.preloaded"])
+    saved = os.environ.get(PRELOAD_ENV)
+    os.environ[PRELOAD_ENV] = blob  # the server's environment is this one, as it starts
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        if saved is None:
+            os.environ.pop(PRELOAD_ENV, None)
+        else:
+            os.environ[PRELOAD_ENV] = saved
+    _started = blob
+    return ctx
+
+
+def stop() -> None:
+    """Stop the fork server this process started (its workers have ended by then)."""
+    global _started
+    if _started is None:
+        return
+    _started = None
+    server = multiprocessing.forkserver._forkserver  # no public API to stop it
+    stopping = getattr(server, "_stop", None)
+    if stopping is not None:
+        stopping()

@@ -1,0 +1,51 @@
+"""Imported by a run's fork server before it forks the workers (see `preload`): the document
+library, its spaCy model, ONNX Runtime and the stages, loaded once for all workers. What this
+cannot load (a broken install) is left to the workers, which load what they need themselves
+and say what went wrong."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import sys
+from typing import Any
+
+from ingestflow.runner.preload import PRELOAD_ENV
+
+
+def load(wanted: dict[str, Any]) -> None:
+    """Import what a worker of the run imports before its first document."""
+    if wanted.get("threads"):
+        # before numpy loads: a forked worker keeps the thread pools its server started with
+        os.environ.setdefault("OMP_NUM_THREADS", str(wanted["threads"]))
+    if wanted.get("block_torch"):
+        # as in a worker of such a plan: spaCy's thinc imports torch when it can
+        sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+    from ingestflow.offline import configure_unstructured, quiet_libraries
+
+    quiet_libraries()
+    configure_unstructured()
+    from unstructured.nlp.tokenize import _get_nlp
+    from unstructured.partition.auto import partition  # noqa: F401
+
+    import ingestflow.runner.worker
+    import ingestflow.stages.chunk
+    import ingestflow.stages.partition
+
+    _get_nlp()
+    if wanted.get("onnx"):
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+
+        import ingestflow.stages.embed
+        import ingestflow.stages.minilm_onnx  # noqa: F401
+
+
+# never stop the server: the workers load what they need themselves
+with contextlib.suppress(Exception):
+    load(json.loads(os.environ.get(PRELOAD_ENV) or "{}"))
+# What was loaded is never collected: out of the collector's reach, a worker's collections
+# neither walk it nor write to its pages (which the workers share with the server until then).
+gc.freeze()
