@@ -114,8 +114,10 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
     real_start = preload.start
 
     def recording(wanted: dict[str, Any]) -> Any:
+        context = real_start(wanted)
+        assert context is not None and multiprocessing.forkserver._forkserver._forkserver_pid
         started.append(wanted)
-        return real_start(wanted)
+        return context
 
     monkeypatch.setattr(preload, "start", recording)
     spawned = run(tmp_path, "spawned", "0", monkeypatch)
@@ -126,3 +128,4 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
     assert all(e.get("embeddings") for doc in forked.values() for e in doc if e.get("text"))
     # the server lived for the run only
     assert multiprocessing.forkserver._forkserver._forkserver_pid is None
+    assert preload.PRELOAD_ENV not in os.environ

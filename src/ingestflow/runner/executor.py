@@ -158,7 +158,8 @@ class JobRunner:
             if self._context is not None:
                 from ingestflow.runner import preload
 
-                preload.stop()
+                with suppress(Exception):  # must not hide the run's own outcome
+                    preload.stop()
         reuse = self.opts.reuse
         if reuse is not None:
             said = reuse.summary()

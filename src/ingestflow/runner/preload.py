@@ -17,10 +17,12 @@ run. Anything else spawns workers as before, and so does `INGESTFLOW_PRELOAD=0`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import signal
 from multiprocessing.context import BaseContext
 from typing import Any
 
@@ -60,16 +62,11 @@ def start(wanted: dict[str, Any]) -> BaseContext:
         stop()
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["ingestflow.runner.preloaded"])
-    saved = os.environ.get(PRELOAD_ENV)
-    os.environ[PRELOAD_ENV] = blob  # the server's environment is this one, as it starts
-    try:
-        multiprocessing.forkserver.ensure_running()
-    finally:
-        if saved is None:
-            os.environ.pop(PRELOAD_ENV, None)
-        else:
-            os.environ[PRELOAD_ENV] = saved
+    # the server's environment is this one as it starts; kept until `stop`, so that a server
+    # the standard library restarts (after a crash) loads the same
+    os.environ[PRELOAD_ENV] = blob
     _started = blob
+    multiprocessing.forkserver.ensure_running()
     return ctx
 
 
@@ -79,7 +76,14 @@ def stop() -> None:
     if _started is None:
         return
     _started = None
+    os.environ.pop(PRELOAD_ENV, None)
     server = multiprocessing.forkserver._forkserver  # no public API to stop it
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is not None:
+        # it would notice its owner's pipe closing only once done loading: a run that stopped
+        # early (a failed precheck, Ctrl-C) must not wait for that
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     stopping = getattr(server, "_stop", None)
     if stopping is not None:
         stopping()

@@ -9,10 +9,15 @@ import contextlib
 import gc
 import json
 import os
+import signal
 import sys
 from typing import Any
 
 from ingestflow.runner.preload import PRELOAD_ENV
+
+# Ctrl-C belongs to the main process (which stops the run cleanly); the standard library makes
+# the server ignore it only once this module is loaded, and the workers inherit it ignored.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def load(wanted: dict[str, Any]) -> None:
