@@ -167,6 +167,62 @@ def test_a_pdf_gives_the_same_elements_with_fewer_one_by_one_calls(
     assert len(pipeline_runs) < one_by_one // 10  # foreseen texts came from the batches
 
 
+def make_html(path: Path, n: int = 1200) -> None:
+    """An HTML page over the batching threshold: headings, paragraphs with inline markup, list
+    items, a table, an address and an e-mail address."""
+    from html import escape
+
+    body = []
+    for i, text in enumerate(paragraphs(n)):
+        if i % 25 == 0:
+            body.append(f"<h2>{escape(text)}</h2>")
+        elif i % 11 == 0:
+            body.append(f"<ul><li>{escape(text.removeprefix('- '))}</li></ul>")
+        elif i % 97 == 5:
+            body.append(f"<table><tr><td>a cell</td><td>{escape(text)}</td></tr></table>")
+        elif i % 89 == 7:
+            body.append("<p>Lisbon, OH 44432</p><p>keeper@lights.example</p>")
+        else:
+            first, _, rest = text.partition(" ")
+            body.append(f"<p><b>{escape(first)}</b> {escape(rest)}</p>")
+    path.write_text(f"<html><body>{''.join(body)}</body></html>")
+
+
+def test_an_html_file_gives_the_same_elements_with_fewer_one_by_one_calls(
+    tmp_path: Path, pipeline_runs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingestflow.stages import partition
+
+    path = tmp_path / "page.html"
+    make_html(path)
+    assert path.stat().st_size >= partition.HTML_PREFETCH_BYTES
+    with monkeypatch.context() as patched:  # the library alone
+        patched.setattr(partition, "HTML_PREFETCH_BYTES", 10**12)
+        alone = partitioned(path)
+    one_by_one = len(pipeline_runs)
+    monkeypatch.setattr(nlp_batch, "WINDOW", 200)  # several windows
+    pipeline_runs.clear()
+    assert partitioned(path) == alone
+    kinds = {e["type"] for e in json.loads(alone)}
+    assert {"Title", "NarrativeText", "ListItem", "Table", "Address", "EmailAddress"} <= kinds
+    assert one_by_one > 300
+    assert len(pipeline_runs) < one_by_one // 5  # foreseen texts came from the batches
+    # the listing pass leaves the library's classifier as it was for later calls
+    assert partitioned(path) == alone
+
+
+def test_corpus_html_gives_the_same_elements_in_batches(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingestflow.stages import partition
+
+    path = next(corpus.rglob("example-10k.html"))
+    with monkeypatch.context() as patched:
+        patched.setattr(partition, "HTML_PREFETCH_BYTES", 10**12)
+        alone = partitioned(path)
+    assert partitioned(path) == alone
+
+
 def test_corpus_pdfs_give_the_same_elements_in_batches(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

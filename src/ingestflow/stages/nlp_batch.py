@@ -9,8 +9,10 @@ its paragraphs; Word: the text of each paragraph and of its parts across page br
 module processes them together first; for a PDF read by pdfminer (Fast), it reads PAGES_AHEAD
 pages before the library classifies them and processes their text boxes' texts together. The
 library's calls then find their result ready. Texts it did not foresee are processed one by one,
-as before: the output does not depend on the foresight, only the time does (tested). HTML is
-not covered: its texts are known only as the library parses the tree.
+as before: the output does not depend on the foresight, only the time does (tested). A large
+HTML file's texts are known only as the library walks its tree: they are listed by one run of
+the library's HTML partitioner whose classifier records them instead of calling spaCy
+(`html_texts`; ~10% of the file's partitioning time, where spaCy was ~90%).
 """
 
 from __future__ import annotations
@@ -122,6 +124,22 @@ def pdf_prefetched() -> Iterator[None]:
         yield
 
 
+def html_texts(partition: Callable[[], Any]) -> list[str]:
+    """The texts the library's HTML partitioner will classify, in order: `partition()` (the
+    library reading the file) run once with its classifier recording each text and answering
+    "text" without spaCy, its elements dropped. The texts do not depend on the answers: the
+    classifier sees each text once the parser has cut it."""
+    recorded: list[str] = []
+    _original("html")
+    saved = getattr(_here, "recording", None)
+    _here.recording = recorded
+    try:
+        partition()
+    finally:
+        _here.recording = saved
+    return recorded
+
+
 def _fill(ready: dict[str, Any], nlp: Any, texts: list[str]) -> None:
     """Process the texts not ready yet together; keep at most KEPT results (the oldest go)."""
     new = [t for t in dict.fromkeys(texts) if t not in ready]
@@ -155,12 +173,28 @@ _replacing = threading.Lock()
 
 
 def _original(name: str) -> Any:
-    """The library's own `_process` ("process") or Fast PDF page reader ("pages"), replaced on
-    first use by a dispatcher to what the calling thread set in `_serving`."""
+    """The library's own `_process` ("process"), Fast PDF page reader ("pages") or HTML text
+    classifier ("html"), replaced on first use by a dispatcher to what the calling thread set
+    (in `_serving`, or `html_texts`)."""
     with _replacing:
         if name in _replaced:
             return _replaced[name]
-        if name == "process":
+        if name == "html":
+            from unstructured.documents.elements import Text
+            from unstructured.partition.html import parser
+
+            derive = parser.derive_element_type_from_text
+
+            def dispatch_derive(text: str) -> Any:
+                recording = getattr(_here, "recording", None)
+                if recording is None:
+                    return derive(text)
+                recording.append(text)
+                return Text
+
+            parser.derive_element_type_from_text = dispatch_derive  # type: ignore[assignment]
+            _replaced[name] = derive
+        elif name == "process":
             from unstructured.nlp import tokenize
 
             process = tokenize._process

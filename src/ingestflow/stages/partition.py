@@ -68,6 +68,9 @@ _EMAIL_TYPES = ("EML", "MSG")
 #: Pages per part when a long PDF is spread over the workers, by strategy (a part costs a
 #: partition call: Fast reads tens of pages a second, High Res about one).
 PAGES_PER_PART = {"fast": 24, "hi_res": 2}
+#: HTML files from this size have their texts listed first and checked by spaCy in batches
+#: (a smaller one seldom has the nlp_batch.MIN_TEXTS texts that make that pay).
+HTML_PREFETCH_BYTES = 128 << 10
 _NO_PDF_IMAGE_BLOCKS = (
     "extract_image_block_types is not applied to PDFs by the Fast strategy (it needs hi_res)"
 )
@@ -209,7 +212,7 @@ class UnstructuredPartitionStage(Stage):
                 if hi_res and paged:
                     found = self._hi_res(path, file_type, kwargs)
                 else:
-                    with _batched_nlp(path, file_type.name, kwargs):
+                    with _batched_nlp(path, file_type.name, kwargs, self._partition):
                         found = self._partition(**kwargs)
             except UnicodeDecodeError:
                 detected = None if "encoding" in st.model_fields_set else detect_encoding(path)
@@ -556,9 +559,13 @@ def detect_encoding(path: Path) -> str | None:
     return max(tied, key=lambda r: r.coherence).encoding
 
 
-def _batched_nlp(path: Path, type_name: str, kwargs: dict[str, Any]) -> Any:
+def _batched_nlp(
+    path: Path, type_name: str, kwargs: dict[str, Any], partition: Callable[..., Any]
+) -> Any:
     """The library's spaCy checks in batches, where the texts it will check can be listed
     before it checks them (see `nlp_batch`)."""
+    if type_name == "HTML" and _file_size(path) >= HTML_PREFETCH_BYTES:
+        return nlp_batch.prefetched(nlp_batch.html_texts(lambda: partition(**kwargs)))
     if type_name == "PDF":
         return nlp_batch.pdf_prefetched()
     if type_name == "TXT":
@@ -567,6 +574,13 @@ def _batched_nlp(path: Path, type_name: str, kwargs: dict[str, Any]) -> Any:
     if type_name == "DOCX":
         return nlp_batch.prefetched(nlp_batch.docx_paragraphs(path))
     return nullcontext()
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def file_mtime(path: Path) -> str | None:
