@@ -399,6 +399,7 @@ class JobRunner:
             try:
                 result = future.result()
             except BrokenProcessPool:
+                _settled(pool)
                 result = task.crashed(self.stats[0].node_id, exit_cause(processes))
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = self._pool(plan, workers, threads)
@@ -642,6 +643,15 @@ class _Task:
             )
             for doc in self.docs
         ]
+
+
+def _settled(pool: ProcessPoolExecutor, timeout: float = 10.0) -> None:
+    """Let a broken pool's own thread finish reaping its workers before their exit codes are
+    read: a worker forked by a fork server reports its exit status once, through a pipe, and a
+    second thread reading it at the same time would see the pipe's end (exit code 255)."""
+    manager = getattr(pool, "_executor_manager_thread", None)  # no public API for this
+    if manager is not None:
+        manager.join(timeout)
 
 
 def exit_cause(processes: list[Any], timeout: float = 5.0) -> str:
