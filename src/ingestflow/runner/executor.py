@@ -155,7 +155,7 @@ class JobRunner:
                     raise
         finally:
             _close_quietly(self.destination, self.source)
-            if self._context is not None:
+            if self.opts.preload:  # a server this run started, even half-way, is stopped
                 from ingestflow.runner import preload
 
                 with suppress(Exception):  # must not hide the run's own outcome

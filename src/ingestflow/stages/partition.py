@@ -564,7 +564,7 @@ def _batched_nlp(
 ) -> Any:
     """The library's spaCy checks in batches, where the texts it will check can be listed
     before it checks them (see `nlp_batch`)."""
-    if type_name == "HTML" and _file_size(path) >= HTML_PREFETCH_BYTES:
+    if type_name == "HTML" and path.stat().st_size >= HTML_PREFETCH_BYTES:
         return nlp_batch.prefetched(nlp_batch.html_texts(lambda: partition(**kwargs)))
     if type_name == "PDF":
         return nlp_batch.pdf_prefetched()
@@ -574,13 +574,6 @@ def _batched_nlp(
     if type_name == "DOCX":
         return nlp_batch.prefetched(nlp_batch.docx_paragraphs(path))
     return nullcontext()
-
-
-def _file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def file_mtime(path: Path) -> str | None:
