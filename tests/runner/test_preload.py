@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ingestflow.cli import app
+from ingestflow.connectors.local import LocalSource
 from ingestflow.runner import preload
 from ingestflow.runner.plan import build_plan
 from tests.conftest import FIXTURES
@@ -56,12 +57,26 @@ def test_only_fast_runs_on_several_workers_are_preloaded(monkeypatch: pytest.Mon
     assert preload.spec(build_plan(workflow(embed=False)), 2)["onnx"] is False  # type: ignore[index]
     assert preload.spec(build_plan(workflow()), 1) is None  # one worker runs in this process
     assert preload.spec(build_plan(workflow("hi_res")), 2) is None
+    assert wanted["suffixes"] == []  # the source could not tell
+    told = preload.spec(build_plan(workflow()), 2, {".pdf", ".docx"})
+    assert told is not None and told["suffixes"] == [".docx", ".pdf"]
     monkeypatch.setenv(preload.SWITCH_ENV, "0")
     assert preload.spec(build_plan(workflow()), 2) is None
 
 
+def test_a_local_source_tells_the_extensions_of_its_first_files(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("a.PDF", "b.docx", "sub/c.md", "sub/d", ".hidden.xlsx"):
+        (tmp_path / name).write_text("x")
+    source = LocalSource([tmp_path])
+    assert source.suffixes() == {".pdf", ".docx", ".md", ""}
+    assert source.suffixes(most=1) == {".pdf"}  # in the order the run reads them
+    assert source.skipped == []
+    assert LocalSource([tmp_path / "missing"]).suffixes() == {""}  # the run's precheck says why
+
+
 def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
-    spec = {"threads": 1, "block_torch": True, "onnx": True}
+    spec = {"threads": 1, "block_torch": True, "onnx": True, "suffixes": [".pdf", ".md", ".jpg"]}
     probe = (
         "import gc, json, sys\n"
         "import ingestflow.runner.preloaded\n"
@@ -70,6 +85,10 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
         " 'library': 'unstructured.partition.auto' in sys.modules,\n"
         " 'spacy_model': _get_nlp.cache_info().currsize == 1,\n"
         " 'onnx': 'onnxruntime' in sys.modules,\n"
+        " 'types': sorted(m for m in sys.modules if m in (\n"
+        "   'unstructured.partition.pdf', 'unstructured.partition.md',\n"
+        "   'unstructured.partition.docx', 'unstructured.partition.image',\n"
+        "   'unstructured.staging.base')),\n"
         " 'torch_blocked': 'torch' in sys.modules and sys.modules['torch'] is None,\n"
         " 'frozen': gc.get_freeze_count() > 0,\n"
         " 'threads': __import__('os').environ.get('OMP_NUM_THREADS'),\n"
@@ -85,6 +104,12 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
         "library": True,
         "spacy_model": True,
         "onnx": True,
+        # the run's types (not images: Fast does not read them), and the element serialiser
+        "types": [
+            "unstructured.partition.md",
+            "unstructured.partition.pdf",
+            "unstructured.staging.base",
+        ],
         "torch_blocked": True,
         "frozen": True,
         "threads": "1",
@@ -124,6 +149,7 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
     assert started == []
     forked = run(tmp_path, "forked", "1", monkeypatch)
     assert len(started) == 1
+    assert started[0]["suffixes"] == sorted({p.suffix for p in (FIXTURES / "docs").iterdir()})
     assert forked == spawned and len(forked) == len(list((FIXTURES / "docs").iterdir()))
     assert all(e.get("embeddings") for doc in forked.values() for e in doc if e.get("text"))
     # the server lived for the run only

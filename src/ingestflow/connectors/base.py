@@ -29,6 +29,12 @@ class Source:
     def close(self) -> None:
         """Release connections."""
 
+    def suffixes(self) -> set[str] | None:
+        """The file name extensions (lowercase, with the dot) the documents are likely to have,
+        from a quick look before the run, or None when the source cannot tell: a hint for what
+        the workers load up front (`runner.preload`), never a filter."""
+        return None
+
 
 class Destination:
     """Where elements go. `write()` replaces the document's earlier output as a unit."""

@@ -60,6 +60,11 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+#: At most this many files are looked at for their extensions before a run (`suffixes`): the
+#: look delays the start of the workers' preloading, so it stays short.
+SUFFIX_SCAN = 2_000
+
+
 class LocalSource(Source):
     """Files and folders (recursively, in sorted order). Hidden files and folders are skipped;
     a symlink that leads outside the folder it was found in is skipped with a warning."""
@@ -100,6 +105,21 @@ class LocalSource(Source):
     def count(self) -> int:
         """How many documents `documents()` will yield (for a progress bar)."""
         return sum(1 for _ in self._walk())
+
+    def suffixes(self, most: int = SUFFIX_SCAN) -> set[str] | None:
+        """The extensions of the first `most` files, in the order they will be read (see
+        `Source.suffixes`); None when the inputs cannot be listed."""
+        found: set[str] = set()
+        try:
+            for count, (path, _) in enumerate(self._walk_inputs(), 1):
+                if count > most:
+                    break
+                found.add(path.suffix.lower())
+        except OSError:
+            return None
+        finally:
+            self.skipped = []  # the run's own walk reports what it skips
+        return found
 
     def _walk(self) -> Iterator[tuple[Path, str]]:
         self.skipped = []

@@ -188,6 +188,10 @@ class WikiSource(Source):
 
     # -- documents ----------------------------------------------------------------------------
 
+    def suffixes(self) -> set[str] | None:
+        """Pages are HTML; attachments, when extracted, are not known before the run."""
+        return {".html"}
+
     def documents(self) -> Iterator[Document]:
         """Yield each page (then its embedded attachments when extract_files) of each space."""
         spaces = self._spaces()

@@ -349,7 +349,8 @@ class JobRunner:
         from ingestflow.runner import preload
 
         try:
-            wanted = preload.spec(self.plan, self.opts.worker_count())
+            suffixes = getattr(self.source, "suffixes", lambda: None)()
+            wanted = preload.spec(self.plan, self.opts.worker_count(), suffixes)
             if wanted is not None:
                 self._context = preload.start(wanted)
         except Exception:  # an optimisation only: workers are spawned instead

@@ -4,10 +4,13 @@ A spawned worker starts by importing `unstructured`, spaCy and its model, ONNX R
 stages (~2.5 s of CPU on this project's machines), and every worker pays it again. Instead, as
 soon as a run begins — while the main process is still doing its prechecks — the runner starts
 a fork server (the standard library's `forkserver`) that imports all of that once
-(`preloaded`); each worker is then a fork of it, started with everything loaded. The library's
-partitioner of each file type is still imported by a worker when it first meets that type:
-importing every type up front lengthened the server's start, during which one core idles, by
-more than it saved (`benchmarks/RESULTS.md`).
+(`preloaded`); each worker is then a fork of it, started with everything loaded. Where the
+source can tell the extensions of its files before the run (a local folder: `suffixes`), the
+library's partitioner of each of those types is loaded there too (the PDF one alone is ~2.6 s
+of CPU a process), and so is its element serialiser (which imports pandas); a type nobody
+foresaw is imported by a worker when it first meets it. The server's start grows by what the
+workers no longer import each: on the benchmark's 24 documents, 2.3 CPU seconds fewer for the
+same wall time (`benchmarks/RESULTS.md`).
 
 Used where it is safe: the Fast strategy, the local executor with two or more workers, and a
 process that runs one job (the `run` commands and the API's job processes;
@@ -36,8 +39,10 @@ SWITCH_ENV = "INGESTFLOW_PRELOAD"
 _started: str | None = None  # the spec of the server this process started, if running
 
 
-def spec(plan: Plan, workers: int) -> dict[str, Any] | None:
-    """What a fork server should load for this run, or None when its workers are spawned."""
+def spec(plan: Plan, workers: int, suffixes: set[str] | None = None) -> dict[str, Any] | None:
+    """What a fork server should load for this run, or None when its workers are spawned.
+    `suffixes`: the extensions of the run's files, where the source can tell (the partitioner
+    of each of their types is loaded too)."""
     from ingestflow.runner.worker import torch_unused
 
     if os.environ.get(SWITCH_ENV, "1").strip() == "0":
@@ -50,6 +55,7 @@ def spec(plan: Plan, workers: int) -> dict[str, Any] | None:
         "threads": max(1, (os.cpu_count() or 1) // workers),  # as the runner gives a worker
         "block_torch": torch_unused(plan),
         "onnx": any(node.type == "embed" for node in plan.nodes),
+        "suffixes": sorted(suffixes or ()),
     }
 
 

@@ -1,5 +1,6 @@
 """Imported by a run's fork server before it forks the workers (see `preload`): the document
-library, its spaCy model, ONNX Runtime and the stages, loaded once for all workers. What this
+library, its spaCy model, the partitioners of the run's file types, ONNX Runtime and the
+stages, loaded once for all workers. What this
 cannot load (a broken install) is left to the workers, which load what they need themselves
 and say what went wrong."""
 
@@ -7,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import signal
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from ingestflow.runner.preload import PRELOAD_ENV
@@ -40,12 +43,30 @@ def load(wanted: dict[str, Any]) -> None:
     import ingestflow.stages.partition
 
     _get_nlp()
+    import unstructured.staging.base  # noqa: F401  (each element's `to_dict` imports it)
+
+    for module in partitioners(wanted.get("suffixes") or ()):
+        with contextlib.suppress(Exception):  # a missing extra: the worker says what is wrong
+            importlib.import_module(module)
     if wanted.get("onnx"):
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
 
         import ingestflow.stages.embed
         import ingestflow.stages.minilm_onnx  # noqa: F401
+
+
+def partitioners(suffixes: Iterable[str]) -> list[str]:
+    """The library's partitioner modules of the file types these extensions name (not images:
+    the Fast strategy, the only one preloaded, does not read them)."""
+    from unstructured.file_utils.model import FileType
+
+    modules = set()
+    for suffix in suffixes:
+        file_type = FileType.from_extension(suffix)
+        if file_type and file_type.is_partitionable and file_type.partitioner_shortname != "image":
+            modules.add(file_type.partitioner_module_qname)
+    return sorted(modules)
 
 
 # never stop the server: the workers load what they need themselves
