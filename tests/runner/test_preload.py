@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import multiprocessing.forkserver
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from ingestflow.connectors.local import LocalSource
 from ingestflow.runner import preload
 from ingestflow.runner.plan import build_plan
 from tests.conftest import FIXTURES
+from tests.stages.test_partition import HARBOUR, make_pdf
 
 runner = CliRunner()
 
@@ -60,25 +62,44 @@ def test_only_fast_runs_on_several_workers_are_preloaded(monkeypatch: pytest.Mon
     assert wanted["suffixes"] == []  # the source could not tell
     told = preload.spec(build_plan(workflow()), 2, {".pdf", ".docx"})
     assert told is not None and told["suffixes"] == [".docx", ".pdf"]
+    # the spec travels in an environment variable: only what can be an extension, and few
+    odd = {". Smith's letter", ".한국어", ".a" * 20, "", ".PDF"} | {f".x{i}" for i in range(100)}
+    capped = preload.spec(build_plan(workflow()), 2, odd)
+    assert capped is not None and len(capped["suffixes"]) == preload.MOST_SUFFIXES
+    assert all(s.startswith(".x") for s in capped["suffixes"])
     monkeypatch.setenv(preload.SWITCH_ENV, "0")
     assert preload.spec(build_plan(workflow()), 2) is None
 
 
 def test_a_local_source_tells_the_extensions_of_its_first_files(tmp_path: Path) -> None:
-    (tmp_path / "sub").mkdir()
-    for name in ("a.PDF", "b.docx", "sub/c.md", "sub/d", ".hidden.xlsx"):
-        (tmp_path / name).write_text("x")
-    source = LocalSource([tmp_path])
-    assert source.suffixes() == {".pdf", ".docx", ".md", ""}
-    assert source.suffixes(most=1) == {".pdf"}  # in the order the run reads them
-    assert source.skipped == []
-    assert LocalSource([tmp_path / "missing"]).suffixes() == {""}  # the run's precheck says why
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    for name in ("a.PDF", "b.docx", "sub/c.md", "sub/d", ".hidden.xlsx", "Mr. Smith's letter"):
+        (folder / name).write_text("x")
+    (tmp_path / "outside.txt").write_text("x")
+    (folder / "link.txt").symlink_to(tmp_path / "outside.txt")  # skipped by the run, with a word
+    source = LocalSource([folder])
+    assert source.suffixes() == {".pdf", ".docx", ".md"}  # no name without an extension
+    assert source.suffixes(most=2) == {".pdf"}  # in the run's order: "Mr. …", then "a.PDF"
+    assert source.suffixes(seconds=0) == set()  # the look is short, whatever the folder
+    assert source.skipped == []  # the look leaves the run's report alone
+    assert len(list(source.documents())) == 5
+    assert len(source.skipped) == 1 and "outside" in source.skipped[0]
+    source.suffixes()
+    assert len(source.skipped) == 1
+    assert LocalSource([tmp_path / "missing"]).suffixes() == set()  # the precheck says why
 
 
 def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
-    spec = {"threads": 1, "block_torch": True, "onnx": True, "suffixes": [".pdf", ".md", ".jpg"]}
+    spec = {
+        "threads": 1,
+        "block_torch": True,
+        "onnx": True,
+        "suffixes": [".pdf", ".md", ".jpg", ".mp3", ".docx"],
+    }
     probe = (
         "import gc, json, sys\n"
+        "sys.modules['docx'] = None  # a broken extra: that type is left to the worker\n"
         "import ingestflow.runner.preloaded\n"
         "from unstructured.nlp.tokenize import _get_nlp\n"
         "print(json.dumps({\n"
@@ -88,6 +109,7 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
         " 'types': sorted(m for m in sys.modules if m in (\n"
         "   'unstructured.partition.pdf', 'unstructured.partition.md',\n"
         "   'unstructured.partition.docx', 'unstructured.partition.image',\n"
+        "   'unstructured.partition.audio',\n"
         "   'unstructured.staging.base')),\n"
         " 'torch_blocked': 'torch' in sys.modules and sys.modules['torch'] is None,\n"
         " 'frozen': gc.get_freeze_count() > 0,\n"
@@ -116,14 +138,31 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
     }
 
 
-def run(tmp: Path, name: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def inputs(tmp: Path) -> Path:
+    """The fixture documents, and a PDF and a Word file: the types whose partitioners patch
+    library state as they are imported."""
+    import docx
+
+    folder = tmp / "in"
+    shutil.copytree(FIXTURES / "docs", folder)
+    (folder / "report.pdf").write_bytes(make_pdf(["Harbour Report", f"{HARBOUR}\nSecond line."]))
+    document = docx.Document()
+    document.add_heading("Harbour Handbook", level=1)
+    document.add_paragraph(HARBOUR)
+    document.save(str(folder / "handbook.docx"))
+    return folder
+
+
+def run(
+    tmp: Path, name: str, switch: str, monkeypatch: pytest.MonkeyPatch, folder: Path
+) -> dict[str, Any]:
     monkeypatch.setenv(preload.SWITCH_ENV, switch)
     path = tmp / "wf.json"
     path.write_text(json.dumps(workflow()))
     result = runner.invoke(
         app,
         [
-            *("run", str(path), "-i", str(FIXTURES / "docs"), "-o", str(tmp / name)),
+            *("run", str(path), "-i", str(folder), "-o", str(tmp / name)),
             *("--workspace", str(tmp / f"ws-{name}"), "-w", "2", "--json"),
         ],
     )
@@ -145,12 +184,14 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
         return context
 
     monkeypatch.setattr(preload, "start", recording)
-    spawned = run(tmp_path, "spawned", "0", monkeypatch)
+    folder = inputs(tmp_path)
+    spawned = run(tmp_path, "spawned", "0", monkeypatch, folder)
     assert started == []
-    forked = run(tmp_path, "forked", "1", monkeypatch)
+    forked = run(tmp_path, "forked", "1", monkeypatch, folder)
     assert len(started) == 1
-    assert started[0]["suffixes"] == sorted({p.suffix for p in (FIXTURES / "docs").iterdir()})
-    assert forked == spawned and len(forked) == len(list((FIXTURES / "docs").iterdir()))
+    assert started[0]["suffixes"] == sorted({p.suffix for p in folder.iterdir()})
+    assert ".pdf" in started[0]["suffixes"] and ".docx" in started[0]["suffixes"]
+    assert forked == spawned and len(forked) == len(list(folder.iterdir()))
     assert all(e.get("embeddings") for doc in forked.values() for e in doc if e.get("text"))
     # the server lived for the run only
     assert multiprocessing.forkserver._forkserver._forkserver_pid is None

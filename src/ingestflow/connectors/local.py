@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -60,9 +62,11 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
-#: At most this many files are looked at for their extensions before a run (`suffixes`): the
-#: look delays the start of the workers' preloading, so it stays short.
+#: At most this many files, for at most about this long, are looked at for their extensions
+#: before a run (`suffixes`): the look delays the start of the workers' preloading.
 SUFFIX_SCAN = 2_000
+SUFFIX_SECONDS = 0.2
+_EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
 
 
 class LocalSource(Source):
@@ -106,19 +110,25 @@ class LocalSource(Source):
         """How many documents `documents()` will yield (for a progress bar)."""
         return sum(1 for _ in self._walk())
 
-    def suffixes(self, most: int = SUFFIX_SCAN) -> set[str] | None:
-        """The extensions of the first `most` files, in the order they will be read (see
-        `Source.suffixes`); None when the inputs cannot be listed."""
+    def suffixes(self, most: int = SUFFIX_SCAN, seconds: float = SUFFIX_SECONDS) -> set[str] | None:
+        """The extensions of the first `most` files, in the order they will be read, looked at
+        for at most about `seconds` (see `Source.suffixes`): what a file type's name can end
+        with (a dot, then 1 to 10 letters or digits), lowercase; None when an input cannot be
+        looked at."""
         found: set[str] = set()
+        saved, self.skipped = self.skipped, []  # the walk notes what it skips: not kept
+        deadline = time.monotonic() + seconds
         try:
             for count, (path, _) in enumerate(self._walk_inputs(), 1):
-                if count > most:
+                if count > most or time.monotonic() >= deadline:
                     break
-                found.add(path.suffix.lower())
-        except OSError:
+                suffix = path.suffix.lower()
+                if _EXTENSION.fullmatch(suffix):
+                    found.add(suffix)
+        except (OSError, RuntimeError):
             return None
         finally:
-            self.skipped = []  # the run's own walk reports what it skips
+            self.skipped = saved  # the run's own walk reports what it skips, once
         return found
 
     def _walk(self) -> Iterator[tuple[Path, str]]:

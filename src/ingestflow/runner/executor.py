@@ -122,8 +122,8 @@ class JobRunner:
         started = time.perf_counter()
         status, message = "COMPLETED", None
         try:
-            self._preload()  # loads in the background while the prechecks run
             try:
+                self._preload()  # loads in the background while the prechecks run
                 self.precheck()
             except KeyboardInterrupt:
                 self._finish("STOPPED", "STOPPED", started, "stopped by the user before it began")
@@ -349,6 +349,8 @@ class JobRunner:
         from ingestflow.runner import preload
 
         try:
+            if preload.spec(self.plan, self.opts.worker_count()) is None:
+                return  # no server: no need to look at the files
             suffixes = getattr(self.source, "suffixes", lambda: None)()
             wanted = preload.spec(self.plan, self.opts.worker_count(), suffixes)
             if wanted is not None:

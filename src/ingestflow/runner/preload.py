@@ -6,11 +6,11 @@ soon as a run begins — while the main process is still doing its prechecks —
 a fork server (the standard library's `forkserver`) that imports all of that once
 (`preloaded`); each worker is then a fork of it, started with everything loaded. Where the
 source can tell the extensions of its files before the run (a local folder: `suffixes`), the
-library's partitioner of each of those types is loaded there too (the PDF one alone is ~2.6 s
-of CPU a process), and so is its element serialiser (which imports pandas); a type nobody
-foresaw is imported by a worker when it first meets it. The server's start grows by what the
-workers no longer import each: on the benchmark's 24 documents, 2.3 CPU seconds fewer for the
-same wall time (`benchmarks/RESULTS.md`).
+library's partitioner of each of those types is loaded there too (the PDF one alone is ~1.4 s
+of CPU a process, once the rest is in), and so is its element serialiser (which imports
+pandas); a type nobody foresaw is imported by a worker when it first meets it. The server's
+start grows by what the workers no longer import each: on the benchmark's 24 documents, 2.3 CPU
+seconds fewer for the same wall time (`benchmarks/RESULTS.md`).
 
 Used where it is safe: the Fast strategy, the local executor with two or more workers, and a
 process that runs one job (the `run` commands and the API's job processes;
@@ -25,6 +25,7 @@ import json
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import re
 import signal
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -36,13 +37,19 @@ PRELOAD_ENV = "_INGESTFLOW_PRELOAD_SPEC"
 #: Set to 0 to spawn every worker (to compare, or to rule the server out).
 SWITCH_ENV = "INGESTFLOW_PRELOAD"
 
+#: At most this many extensions in a spec (a folder rarely holds more types than this).
+MOST_SUFFIXES = 64
+_EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
+
 _started: str | None = None  # the spec of the server this process started, if running
 
 
 def spec(plan: Plan, workers: int, suffixes: set[str] | None = None) -> dict[str, Any] | None:
     """What a fork server should load for this run, or None when its workers are spawned.
     `suffixes`: the extensions of the run's files, where the source can tell (the partitioner
-    of each of their types is loaded too)."""
+    of each of their types is loaded too; at most MOST_SUFFIXES of them, each a dot and 1 to
+    10 letters or digits: the spec travels in an environment variable, which has a size
+    limit)."""
     from ingestflow.runner.worker import torch_unused
 
     if os.environ.get(SWITCH_ENV, "1").strip() == "0":
@@ -55,7 +62,7 @@ def spec(plan: Plan, workers: int, suffixes: set[str] | None = None) -> dict[str
         "threads": max(1, (os.cpu_count() or 1) // workers),  # as the runner gives a worker
         "block_torch": torch_unused(plan),
         "onnx": any(node.type == "embed" for node in plan.nodes),
-        "suffixes": sorted(suffixes or ()),
+        "suffixes": sorted(s for s in suffixes or () if _EXTENSION.fullmatch(s))[:MOST_SUFFIXES],
     }
 
 
@@ -72,7 +79,11 @@ def start(wanted: dict[str, Any]) -> BaseContext:
     # the standard library restarts (after a crash) loads the same
     os.environ[PRELOAD_ENV] = blob
     _started = blob
-    multiprocessing.forkserver.ensure_running()
+    try:
+        multiprocessing.forkserver.ensure_running()
+    except BaseException:
+        stop()  # nothing of it is left for the workers spawned instead
+        raise
     return ctx
 
 

@@ -43,28 +43,34 @@ def load(wanted: dict[str, Any]) -> None:
     import ingestflow.stages.partition
 
     _get_nlp()
-    import unstructured.staging.base  # noqa: F401  (each element's `to_dict` imports it)
-
-    for module in partitioners(wanted.get("suffixes") or ()):
-        with contextlib.suppress(Exception):  # a missing extra: the worker says what is wrong
-            importlib.import_module(module)
     if wanted.get("onnx"):
-        import onnxruntime  # noqa: F401
-        import tokenizers  # noqa: F401
+        with contextlib.suppress(Exception):
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
 
-        import ingestflow.stages.embed
-        import ingestflow.stages.minilm_onnx  # noqa: F401
+            import ingestflow.stages.embed
+            import ingestflow.stages.minilm_onnx  # noqa: F401
+    # each element's `to_dict` imports the serialiser; then the run's types, each on its own (a
+    # missing extra: the worker that meets the type says what is wrong)
+    optional = ["unstructured.staging.base"]
+    with contextlib.suppress(Exception):
+        optional += partitioners(wanted.get("suffixes") or ())
+    for module in optional:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
 
 
 def partitioners(suffixes: Iterable[str]) -> list[str]:
-    """The library's partitioner modules of the file types these extensions name (not images:
-    the Fast strategy, the only one preloaded, does not read them)."""
+    """The library's partitioner modules of the file types these extensions name (not images or
+    audio: the Fast strategy, the only one preloaded, does not read them)."""
     from unstructured.file_utils.model import FileType
 
     modules = set()
     for suffix in suffixes:
-        file_type = FileType.from_extension(suffix)
-        if file_type and file_type.is_partitionable and file_type.partitioner_shortname != "image":
+        file_type = FileType.from_extension(suffix.lower())
+        if file_type is None or file_type.partitioner_shortname in ("image", "audio"):
+            continue
+        if file_type.is_partitionable:
             modules.add(file_type.partitioner_module_qname)
     return sorted(modules)
 
