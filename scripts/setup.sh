@@ -37,7 +37,7 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check -c cons
 # The embedding model on ONNX Runtime, exported once from the bundled weights (no network).
 .venv/bin/python -m ingestflow.stages.minilm_onnx
 # The project's own modules compiled now (pip compiles the others as it installs them): a
-# process that may not write bytecode (PYTHONDONTWRITEBYTECODE) would
-# otherwise compile them at every start (~0.3 s a process, the run and its workers' server).
+# process that may not write bytecode (PYTHONDONTWRITEBYTECODE) would otherwise compile them
+# at every start (~0.3 s a process: the run, and its workers' server).
 .venv/bin/python -m compileall -q src || echo "setup: could not precompile src/ (harmless: compiled at each start)"
 echo "setup: done (.venv ready)"
