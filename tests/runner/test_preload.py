@@ -71,6 +71,93 @@ def test_only_fast_runs_on_several_workers_are_preloaded(monkeypatch: pytest.Mon
     assert preload.spec(build_plan(workflow()), 2) is None
 
 
+def test_the_guess_from_the_workflow_file_is_the_spec_the_run_wants(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(preload.SWITCH_ENV, raising=False)
+    told = {".pdf", ".md"}
+    for body, workers in [
+        (workflow(), 2),
+        (workflow(embed=False), 2),
+        (workflow("hi_res"), 2),
+        (workflow(), 1),
+    ]:
+        plan = build_plan(body)
+        assert preload.guess(body, workers, told) == preload.spec(plan, workers, told), body
+    assert preload.guess(workflow(), 2, told) is not None
+    untold = workflow()
+    del untold["workflow_nodes"][0]["settings"]["strategy"]  # the default: left to the plan
+    assert preload.guess(untold, 2, told) is None
+    for odd in ({}, [], {"workflow_nodes": "x"}, {"workflow_nodes": [None]}, None):
+        assert preload.guess(odd, 2, told) is None
+    monkeypatch.setenv(preload.SWITCH_ENV, "0")
+    assert preload.guess(workflow(), 2, told) is None
+
+
+def server_pid() -> int | None:
+    return multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+
+
+def test_a_server_started_early_is_kept_by_the_run_that_wants_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(preload.SWITCH_ENV, raising=False)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n")
+    path = tmp_path / "wf.json"
+    try:
+        path.write_text(json.dumps(workflow()))
+        preload.early(path, [folder], 2, exclude=[])
+        pid = server_pid()
+        assert pid is not None
+        wanted = preload.spec(build_plan(workflow()), 2, LocalSource([folder]).suffixes())
+        assert wanted is not None and wanted["suffixes"] == [".md"]
+        preload.start(wanted)
+        assert server_pid() == pid  # the same spec: the same server, already loading
+        preload.start({**wanted, "suffixes": [".pdf"]})  # the guess was wrong: replaced
+        assert server_pid() not in (None, pid)
+    finally:
+        preload.stop()
+    assert server_pid() is None and preload.PRELOAD_ENV not in os.environ
+    for body in (workflow("hi_res"), "not json"):  # nothing to start, nothing raised
+        path.write_text(body if isinstance(body, str) else json.dumps(body))
+        preload.early(path, [folder], 2, exclude=[])
+        assert server_pid() is None
+    path.write_text(json.dumps(workflow()))
+    preload.early(path, [folder], 1, exclude=[])  # one worker: the run is in this process
+    assert server_pid() is None
+
+
+def test_a_run_that_fails_its_checks_leaves_no_early_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(preload.SWITCH_ENV, raising=False)
+    started: list[int | None] = []
+    real_start = preload.start
+
+    def recording(wanted: dict[str, Any]) -> Any:
+        context = real_start(wanted)
+        started.append(server_pid())
+        return context
+
+    monkeypatch.setattr(preload, "start", recording)
+    body = workflow()
+    body["workflow_nodes"][1]["settings"]["max_characters"] = -5  # invalid: exit 2
+    path = tmp_path / "wf.json"
+    path.write_text(json.dumps(body))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Harbour.\n")
+    result = runner.invoke(
+        app, ["run", str(path), "-i", str(folder), "-o", str(tmp_path / "out"), "-w", "2"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "max_characters" in result.output
+    assert len(started) == 1 and started[0] is not None  # the guess started one...
+    assert server_pid() is None and preload.PRELOAD_ENV not in os.environ  # ...and it is gone
+
+
 def test_a_local_source_tells_the_extensions_of_its_first_files(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     (folder / "sub").mkdir(parents=True)
@@ -175,12 +262,14 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[dict[str, Any]] = []
+    pids: list[int | None] = []
     real_start = preload.start
 
     def recording(wanted: dict[str, Any]) -> Any:
         context = real_start(wanted)
-        assert context is not None and multiprocessing.forkserver._forkserver._forkserver_pid
+        assert context is not None and server_pid()
         started.append(wanted)
+        pids.append(server_pid())
         return context
 
     monkeypatch.setattr(preload, "start", recording)
@@ -188,11 +277,14 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
     spawned = run(tmp_path, "spawned", "0", monkeypatch, folder)
     assert started == []
     forked = run(tmp_path, "forked", "1", monkeypatch, folder)
-    assert len(started) == 1
+    # started from the workflow file as the command began, then asked for again by the run
+    # (the same spec: the same server)
+    assert len(started) == 2 and started[0] == started[1]
+    assert pids[0] == pids[1]
     assert started[0]["suffixes"] == sorted({p.suffix for p in folder.iterdir()})
     assert ".pdf" in started[0]["suffixes"] and ".docx" in started[0]["suffixes"]
     assert forked == spawned and len(forked) == len(list(folder.iterdir()))
     assert all(e.get("embeddings") for doc in forked.values() for e in doc if e.get("text"))
     # the server lived for the run only
-    assert multiprocessing.forkserver._forkserver._forkserver_pid is None
+    assert server_pid() is None
     assert preload.PRELOAD_ENV not in os.environ

@@ -115,18 +115,22 @@ def run(
     """Run a workflow: local files (--input) or a source connector, to an output folder or a
     destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
     input, 3 an environment or connector problem."""
-    from ingestflow.service.validation import load_json
+    from ingestflow.runner import preload
 
     def body() -> Any:
         from ingestflow.errors import WorkflowInvalid
+        from ingestflow.service.validation import load_json
 
         data, problems = load_json(workflow)
         if problems:
             raise WorkflowInvalid(problems)
         return data
 
-    raise typer.Exit(
-        run_in_foreground(
+    try:
+        if executor == "local" and source is None and inputs:
+            # the workers' libraries start loading now, while the workflow is checked
+            preload.early(workflow, inputs, workers, exclude=[workspace, output])
+        code = run_in_foreground(
             workspace,
             body,
             where=f"{workflow}: ",
@@ -146,7 +150,9 @@ def run(
             ray_address=ray_address,
             doc_timeout=doc_timeout or None,
         )
-    )
+    finally:
+        preload.stop()  # the run stops it; not if it ended before it began
+    raise typer.Exit(code)
 
 
 def run_in_foreground(

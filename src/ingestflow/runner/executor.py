@@ -344,12 +344,14 @@ class JobRunner:
 
     def _preload(self) -> None:
         """Start a fork server that loads the workers' libraries once, where it pays."""
-        if not self.opts.preload or self.opts.executor != "local":
-            return
         from ingestflow.runner import preload
 
+        if not self.opts.preload or self.opts.executor != "local":
+            preload.stop()  # one started early on a guess (`preload.early`) is not wanted
+            return
         try:
             if preload.spec(self.plan, self.opts.worker_count()) is None:
+                preload.stop()
                 return  # no server: no need to look at the files
             suffixes = getattr(self.source, "suffixes", lambda: None)()
             wanted = preload.spec(self.plan, self.opts.worker_count(), suffixes)

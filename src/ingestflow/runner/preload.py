@@ -28,9 +28,11 @@ import os
 import re
 import signal
 from multiprocessing.context import BaseContext
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ingestflow.runner.plan import Plan
+if TYPE_CHECKING:
+    from ingestflow.runner.plan import Plan
 
 #: The environment variable that tells the server what to load (JSON; see `preloaded`).
 PRELOAD_ENV = "_INGESTFLOW_PRELOAD_SPEC"
@@ -52,18 +54,68 @@ def spec(plan: Plan, workers: int, suffixes: set[str] | None = None) -> dict[str
     limit)."""
     from ingestflow.runner.worker import torch_unused
 
-    if os.environ.get(SWITCH_ENV, "1").strip() == "0":
+    if not _enabled(workers):
         return None
-    if workers < 2 or plan.context.strategy != "fast":
+    if not plan.nodes or plan.nodes[0].type != "partition" or plan.context.strategy != "fast":
         return None
-    if not plan.nodes or plan.nodes[0].type != "partition":
+    onnx = any(node.type == "embed" for node in plan.nodes)
+    return _wanted(workers, torch_unused(plan), onnx, suffixes)
+
+
+def guess(body: Any, workers: int, suffixes: set[str] | None) -> dict[str, Any] | None:
+    """The spec that `spec` will most likely give for this workflow body, read as it is (no
+    plan built): one whose first node is a partitioner that names the Fast strategy."""
+    from ingestflow.stages.minilm_onnx import runs_without_torch
+
+    if not _enabled(workers):
         return None
+    nodes = body.get("workflow_nodes") if isinstance(body, dict) else None
+    if not isinstance(nodes, list) or not nodes or not isinstance(nodes[0], dict):
+        return None
+    first = nodes[0]
+    settings = first.get("settings")
+    if first.get("type") != "partition" or not isinstance(settings, dict):
+        return None
+    if settings.get("strategy") != "fast":
+        return None
+    onnx = any(isinstance(node, dict) and node.get("type") == "embed" for node in nodes)
+    return _wanted(workers, runs_without_torch(), onnx, suffixes)
+
+
+def _enabled(workers: int) -> bool:
+    return os.environ.get(SWITCH_ENV, "1").strip() != "0" and workers >= 2
+
+
+def _wanted(
+    workers: int, block_torch: bool, onnx: bool, suffixes: set[str] | None
+) -> dict[str, Any]:
     return {
         "threads": max(1, (os.cpu_count() or 1) // workers),  # as the runner gives a worker
-        "block_torch": torch_unused(plan),
-        "onnx": any(node.type == "embed" for node in plan.nodes),
+        "block_torch": block_torch,
+        "onnx": onnx,
         "suffixes": sorted(s for s in suffixes or () if _EXTENSION.fullmatch(s))[:MOST_SUFFIXES],
     }
+
+
+def early(workflow: Path, inputs: list[Path], workers: int, exclude: list[Path]) -> None:
+    """Start, from the workflow file alone, the server the run of `workflow` over the local
+    files `inputs` will most likely want: at once, rather than once the plan is built (the
+    spec's checks take ~0.5 s to import and run, and the server's loading is what a small run
+    waits for). A guess: the runner asks for the server it wants (`start`), which keeps this
+    one when the spec is the same and replaces it otherwise; the caller `stop`s it whatever
+    happens. Nothing here fails the run."""
+    from ingestflow.connectors.local import LocalSource
+
+    workers = workers or len(os.sched_getaffinity(0))  # as `RunOptions.worker_count`
+    try:
+        body = json.loads(workflow.read_text(encoding="utf-8"))
+        if guess(body, workers, None) is None:
+            return  # no server: no need to look at the files
+        wanted = guess(body, workers, LocalSource(inputs, exclude=exclude).suffixes())
+        if wanted is not None:
+            start(wanted)
+    except Exception:  # the run itself says what is wrong with the file, the folder or the server
+        stop()
 
 
 def start(wanted: dict[str, Any]) -> BaseContext:

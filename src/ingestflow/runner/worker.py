@@ -110,16 +110,9 @@ def torch_unused(plan: Plan) -> bool:
     """True when no stage of the plan can need torch: Fast partitioning, and the embedding
     model on ONNX Runtime with its exported file already there (the torch fallback and the
     export need torch; High Res and Auto are left alone)."""
-    if plan.context.strategy != "fast":
-        return False
-    if os.environ.get("INGESTFLOW_EMBED_BACKEND", "onnx").strip().lower() != "onnx":
-        return False
-    try:
-        from ingestflow.stages.minilm_onnx import onnx_path
+    from ingestflow.stages.minilm_onnx import runs_without_torch
 
-        return onnx_path().exists()
-    except Exception:  # the model package is missing: let the stages say so
-        return False
+    return plan.context.strategy == "fast" and runs_without_torch()
 
 
 def close_worker() -> None:

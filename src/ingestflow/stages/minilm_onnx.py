@@ -55,6 +55,17 @@ def onnx_path() -> Path:
     return cache_dir() / f"all-minilm-l6-v2-{digest.hexdigest()[:12]}.onnx"
 
 
+def runs_without_torch() -> bool:
+    """True when embedding needs no torch: the ONNX backend (not `INGESTFLOW_EMBED_BACKEND=torch`)
+    with its exported file already there (the export and the fallback need torch)."""
+    if os.environ.get("INGESTFLOW_EMBED_BACKEND", "onnx").strip().lower() != "onnx":
+        return False
+    try:
+        return onnx_path().exists()
+    except Exception:  # the model package is missing: let the stages say so
+        return False
+
+
 def export(target: Path | None = None) -> Path:
     """Export the model to ONNX (once: an existing file is kept); safe when several processes
     try at once (a file lock), and never leaves a half-written file (written aside, renamed)."""
