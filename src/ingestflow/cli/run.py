@@ -115,7 +115,7 @@ def run(
     """Run a workflow: local files (--input) or a source connector, to an output folder or a
     destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
     input, 3 an environment or connector problem."""
-    from ingestflow.runner import preload
+    from ingestflow.service import early
 
     def body() -> Any:
         from ingestflow.errors import WorkflowInvalid
@@ -129,7 +129,7 @@ def run(
     try:
         if executor == "local" and source is None and inputs:
             # the workers' libraries start loading now, while the workflow is checked
-            preload.early(workflow, inputs, workers, exclude=[workspace, output])
+            early.start(workflow, inputs, workers, exclude=[workspace, output])
         code = run_in_foreground(
             workspace,
             body,
@@ -151,7 +151,7 @@ def run(
             doc_timeout=doc_timeout or None,
         )
     finally:
-        preload.stop()  # the run stops it; not if it ended before it began
+        early.stop()  # the run stops it; not if it ended before it began
     raise typer.Exit(code)
 
 

@@ -1,76 +1,31 @@
 """The service layer: the only thing the front ends (CLI, REST server) call.
 
 `Service(workspace)` opens the workspace store and offers connectors, workflows, templates,
-jobs, runs and keys, with every rule applied on create, update, delete and run.
+jobs, runs and keys, with every rule applied on create, update, delete and run. The names below
+are loaded on first use, so that a front end can reach a light module of the service (`early`)
+without importing all of it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from types import TracebackType
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ingestflow.service.connectors import Connectors
-from ingestflow.service.jobs import Jobs
-from ingestflow.service.keys import Keys
-from ingestflow.service.runs import Runs, Upload, UploadLimits
-from ingestflow.service.templates import Templates
-from ingestflow.service.workflows import Workflows
-from ingestflow.store import Workspace
+if TYPE_CHECKING:
+    from ingestflow.service.core import DEFAULT_WORKSPACE, Service
+    from ingestflow.service.runs import Upload, UploadLimits
 
-DEFAULT_WORKSPACE = Path(".ingestflow")
-
-
-class Service:
-    """One workspace's resources. Cheap to open; close it (or use `with`) when done."""
-
-    def __init__(self, workspace: Path = DEFAULT_WORKSPACE, create: bool = True) -> None:
-        self.root = Path(workspace)
-        self.ws = Workspace(self.root, create)
-        self.connectors = Connectors(self.ws)
-        self.workflows = Workflows(self.ws, self.connectors)
-        self.templates = Templates()
-        self.jobs = Jobs(self.ws)
-        self.keys = Keys(self.ws)
-        self.runs = Runs(self.ws, self.connectors, self.workflows)
-
-    def sweep(self) -> list[str]:
-        """Mark FAILED ("interrupted") the unfinished jobs whose process died; returns their ids."""
-        return self.ws.sweep_interrupted()
-
-    def _cache(self):
-        from ingestflow.runner.reuse import NodeCache
-
-        return NodeCache(self.root / "cache" / "nodes")
-
-    def cache_usage(self) -> dict[str, object]:
-        """The node-output cache: where, how many outputs, bytes, the bound."""
-        cache = self._cache()
-        files, size = cache.usage()
-        return {
-            "path": str(cache.root),
-            "files": files,
-            "bytes": size,
-            "budget_bytes": cache.budget,
-        }
-
-    def clear_cache(self) -> tuple[int, int]:
-        """Empty the node-output cache; (files, bytes) removed."""
-        return self._cache().clear()
-
-    def close(self) -> None:
-        """Close the store."""
-        self.ws.close()
-
-    def __enter__(self) -> Service:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
+_WHERE = {
+    "DEFAULT_WORKSPACE": "ingestflow.service.core",
+    "Service": "ingestflow.service.core",
+    "Upload": "ingestflow.service.runs",
+    "UploadLimits": "ingestflow.service.runs",
+}
 
 __all__ = ["DEFAULT_WORKSPACE", "Service", "Upload", "UploadLimits"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,69 @@
+"""`Service`: one workspace's resources, with every rule applied (see the package's note)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+
+from ingestflow.service.connectors import Connectors
+from ingestflow.service.jobs import Jobs
+from ingestflow.service.keys import Keys
+from ingestflow.service.runs import Runs
+from ingestflow.service.templates import Templates
+from ingestflow.service.workflows import Workflows
+from ingestflow.store import Workspace
+
+DEFAULT_WORKSPACE = Path(".ingestflow")
+
+
+class Service:
+    """One workspace's resources. Cheap to open; close it (or use `with`) when done."""
+
+    def __init__(self, workspace: Path = DEFAULT_WORKSPACE, create: bool = True) -> None:
+        self.root = Path(workspace)
+        self.ws = Workspace(self.root, create)
+        self.connectors = Connectors(self.ws)
+        self.workflows = Workflows(self.ws, self.connectors)
+        self.templates = Templates()
+        self.jobs = Jobs(self.ws)
+        self.keys = Keys(self.ws)
+        self.runs = Runs(self.ws, self.connectors, self.workflows)
+
+    def sweep(self) -> list[str]:
+        """Mark FAILED ("interrupted") the unfinished jobs whose process died; returns their ids."""
+        return self.ws.sweep_interrupted()
+
+    def _cache(self):
+        from ingestflow.runner.reuse import NodeCache
+
+        return NodeCache(self.root / "cache" / "nodes")
+
+    def cache_usage(self) -> dict[str, object]:
+        """The node-output cache: where, how many outputs, bytes, the bound."""
+        cache = self._cache()
+        files, size = cache.usage()
+        return {
+            "path": str(cache.root),
+            "files": files,
+            "bytes": size,
+            "budget_bytes": cache.budget,
+        }
+
+    def clear_cache(self) -> tuple[int, int]:
+        """Empty the node-output cache; (files, bytes) removed."""
+        return self._cache().clear()
+
+    def close(self) -> None:
+        """Close the store."""
+        self.ws.close()
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
