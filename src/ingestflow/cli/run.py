@@ -127,9 +127,16 @@ def run(
         return data
 
     try:
-        if executor == "local" and source is None and inputs:
-            # the workers' libraries start loading now, while the workflow is checked
-            early.start(workflow, inputs, workers, exclude=[workspace, output])
+        # the workers' libraries start loading now, while the workflow is checked
+        early.start(
+            workflow,
+            inputs or [],
+            workers=workers,
+            workspace=workspace,
+            output=output,
+            executor=executor,
+            source=source,
+        )
         code = run_in_foreground(
             workspace,
             body,

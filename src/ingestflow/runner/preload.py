@@ -104,10 +104,10 @@ def early(workflow: Path, inputs: list[Path], workers: int, exclude: list[Path])
     waits for). A guess: the runner asks for the server it wants (`start`), which keeps this
     one when the spec is the same and replaces it otherwise; the caller `stop`s it whatever
     happens. Nothing here fails the run."""
-    from ingestflow.connectors.local import LocalSource
-
     workers = workers or len(os.sched_getaffinity(0))  # as `RunOptions.worker_count`
     try:
+        from ingestflow.connectors.local import LocalSource
+
         body = json.loads(workflow.read_text(encoding="utf-8"))
         if guess(body, workers, None) is None:
             return  # no server: no need to look at the files

@@ -7,12 +7,25 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def start(workflow: Path, inputs: list[Path], workers: int, exclude: list[Path]) -> None:
+def start(
+    workflow: Path,
+    inputs: list[Path],
+    *,
+    workers: int,
+    workspace: Path,
+    output: Path,
+    executor: str = "local",
+    source: str | None = None,
+) -> None:
     """Start the server a run of the workflow file over these local files will most likely
-    want (a guess: the run keeps it or replaces it); never raises."""
+    want (a guess: the run keeps it or replaces it); never raises. Only for what `runs.prepare`
+    reads as local files run by the local executor; the folders never read as input are the
+    ones it leaves out (the workspace, the output)."""
+    if executor != "local" or source is not None or not inputs:
+        return
     from ingestflow.runner import preload
 
-    preload.early(workflow, inputs, workers, exclude)
+    preload.early(workflow, inputs, workers, exclude=[workspace, output])
 
 
 def stop() -> None:
