@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from ingestflow.store import Workspace
 from ingestflow.store.db import MIGRATIONS
@@ -79,3 +81,28 @@ def test_jobs_of_a_dead_process_are_marked_failed_interrupted(tmp_path: Path) ->
         assert ws.job_record(finished)["status"] == "COMPLETED"
     finally:
         ws.close()
+
+
+def _open(root: str, barrier: Any, failures: Any) -> None:
+    barrier.wait()  # both processes open the new workspace at the same moment
+    try:
+        Workspace(Path(root)).close()
+    except sqlite3.Error as exc:
+        failures.put(str(exc))
+
+
+def test_two_processes_opening_a_new_workspace_at_once_both_succeed(tmp_path: Path) -> None:
+    # SQLite answers "database is locked" at once, without waiting, to the second switch to
+    # write-ahead logging: before the retry, 29 rounds of 30 failed
+    ctx = multiprocessing.get_context("spawn")
+    failures = ctx.Queue()
+    for i in range(8):
+        barrier = ctx.Barrier(2)
+        root = str(tmp_path / f"ws{i}")
+        processes = [ctx.Process(target=_open, args=(root, barrier, failures)) for _ in range(2)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(60)
+            assert process.exitcode == 0
+    assert failures.empty(), failures.get()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -88,10 +89,25 @@ def connect_db(root: Path, create: bool = True) -> sqlite3.Connection:
         path.chmod(0o600)
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
-    db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA busy_timeout=30000")
+    _wal(db)
     migrate(db)
     return db
+
+
+def _wal(db: sqlite3.Connection, seconds: float = 30.0) -> None:
+    """Switch to write-ahead logging. The switch needs the database alone, and SQLite answers
+    "database is locked" at once, without waiting, when another process opens the same new
+    workspace at that moment (two runs started together): retried until `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def migrate(db: sqlite3.Connection) -> int:
