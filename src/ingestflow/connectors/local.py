@@ -26,6 +26,12 @@ def file_record_id(path: Path) -> str:
     return str(uuid.uuid5(FILE_NAMESPACE, str(path.resolve())))
 
 
+def named_record_id(identity: str, name: str) -> str:
+    """Stable id of a file known by its name under an identity (an upload: `upload:<workflow
+    id>` and its file name), wherever the file is stored."""
+    return str(uuid.uuid5(FILE_NAMESPACE, f"{identity}/{name}"))
+
+
 def _utf8(name: str) -> bool:
     """True when a file name is valid UTF-8 (os.walk hands undecodable bytes over as
     surrogates, which no JSON output or job record can hold)."""
@@ -71,14 +77,20 @@ _EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
 
 class LocalSource(Source):
     """Files and folders (recursively, in sorted order). Hidden files and folders are skipped;
-    a symlink that leads outside the folder it was found in is skipped with a warning."""
+    a symlink that leads outside the folder it was found in is skipped with a warning.
+
+    A file's record id is a UUID5 of its absolute path; with `identity`, of the identity and its
+    name relative to its input (uploads: a new folder each job, the same document each time)."""
 
     name = "local"
 
-    def __init__(self, inputs: list[Path], exclude: list[Path] | None = None) -> None:
+    def __init__(
+        self, inputs: list[Path], exclude: list[Path] | None = None, identity: str | None = None
+    ) -> None:
         self.inputs = [Path(p) for p in inputs]
         # folders never read as input (the run's own output folder, its workspace)
         self.exclude = [Path(p).resolve() for p in exclude or []]
+        self.identity = identity
         self.skipped: list[str] = []
 
     def precheck(self) -> None:
@@ -198,7 +210,10 @@ class LocalSource(Source):
     def documents(self) -> Iterator[Document]:
         """One Document per file; content is read by the partitioner, not here."""
         for path, rel in self._walk():
-            record_id = file_record_id(path)
+            if self.identity is None:
+                record_id = file_record_id(path)
+            else:
+                record_id = named_record_id(self.identity, rel)
             absolute = str(path.resolve())
             data_source: dict = {
                 "url": Path(absolute).as_uri(),

@@ -84,13 +84,15 @@ class Runs:
         ray_address: str | None = None,
         doc_timeout: float | None = 1800.0,
         preload: bool = False,
+        identity: str | None = None,
     ) -> Prepared:
         """Check a workflow body and the run's arguments, and open its connectors.
 
         With `trace` (and `cache`), documents start from the node-output cache; with `from_job`,
         from that job's stored outputs (at the first node whose settings changed, or
         `start_at`). `preload`: this process runs this one job, so its workers may be forked
-        from a server that loads their libraries once (`runner.preload`)."""
+        from a server that loads their libraries once (`runner.preload`). `identity`: the local
+        files' record ids come from it and their names, not their paths (uploads)."""
         from ingestflow.connectors.local import LocalDestination, LocalSource
         from ingestflow.runner.executor import RunOptions
         from ingestflow.runner.plan import build_plan
@@ -116,7 +118,7 @@ class Runs:
                 self.ws.root,
                 *([output or Path("output")] if destination_ref is None else []),
             ]
-            source = LocalSource(inputs, exclude=exclude)
+            source = LocalSource(inputs, exclude=exclude, identity=identity)
             if all(p.exists() for p in inputs):
                 total = source.count()
         else:
@@ -261,11 +263,14 @@ class Runs:
         output_dir = None
         if body.get("destination_id") is None:
             output_dir = str((self.ws.root / "jobs" / job_id / "output").resolve())
+        run: dict[str, Any] = {"body": body, "inputs": [str(folder)] if folder else []}
+        if local:  # an upload is one document of its workflow, whichever job it came with
+            run["identity"] = f"upload:{row['id']}"
         info = {
             "output_dir": output_dir,
             "trace": True,
             "workflow": mask_secrets(body),
-            "run": {"body": body, "inputs": [str(folder)] if folder else []},
+            "run": run,
             "on_demand": row["kind"] != "persistent",
         }
         stats = [NodeStats(n.id, n.name, n.type, n.subtype) for n in plan.nodes]
@@ -308,8 +313,9 @@ class Runs:
             raise
 
     def store_uploads(self, job_id: str, uploads: list[Upload], limits: UploadLimits) -> Path:
-        """Copy uploads into `uploads/<job>/<n>/<name>` inside the workspace, bounded in count and
-        size; whatever a file name says, nothing lands outside that folder."""
+        """Copy uploads into `uploads/<job>/<name>` inside the workspace, bounded in count and
+        size; whatever a file name says, nothing lands outside that folder. Two files of one name
+        are refused: the name is the document's identity in its workflow."""
         if len(uploads) > limits.max_files:
             raise WorkflowInvalid(
                 [
@@ -322,12 +328,12 @@ class Runs:
                 ],
                 what="run request",
             )
+        names = _upload_names(uploads)
         folder = self.ws.root / "uploads" / job_id
         try:
-            for number, upload in enumerate(uploads):
-                target = folder / str(number) / safe_filename(upload.filename, number)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                _copy_bounded(upload, target, limits.max_file_bytes)
+            folder.mkdir(parents=True, exist_ok=True)
+            for upload, name in zip(uploads, names, strict=True):
+                _copy_bounded(upload, folder / name, limits.max_file_bytes)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -352,6 +358,7 @@ class Runs:
                 job_type=row["job_type"],
                 job_id=job_id,
                 preload=True,  # a job process runs one job
+                identity=run.get("identity"),
             )
             return self.start(prepared, progress)
         except Exception as exc:
@@ -417,6 +424,28 @@ def safe_filename(name: str | None, number: int) -> str:
     if base in ("", ".", "..") or base.startswith("."):
         base = f"upload-{number}{Path(base).suffix if base not in ('.', '..') else ''}"
     return base[:200]
+
+
+def _upload_names(uploads: list[Upload]) -> list[str]:
+    """The names uploads are stored under; WorkflowInvalid when two files have one name."""
+    names = [safe_filename(upload.filename, number) for number, upload in enumerate(uploads)]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise WorkflowInvalid(
+                [
+                    Problem(
+                        "input_files",
+                        f"two files are named {name!r}: a file's name is the document's "
+                        "identity in its workflow (a re-run replaces it)",
+                        found=name,
+                        hint="rename one of them, or send them in separate runs",
+                    )
+                ],
+                what="run request",
+            )
+        seen.add(name)
+    return names
 
 
 def _copy_bounded(upload: Upload, target: Path, limit: int) -> None:
