@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ingestflow.errors import TooLarge, WorkflowInvalid
+from ingestflow.errors import NotFound, TooLarge, WorkflowInvalid
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
 from ingestflow.store import NodeStats, Workspace
@@ -274,7 +274,18 @@ class Runs:
             "on_demand": row["kind"] != "persistent",
         }
         stats = [NodeStats(n.id, n.name, n.type, n.subtype) for n in plan.nodes]
-        self.ws.create_job(row["id"], row["name"], job_type, stats, info, job_id=job_id)
+        try:
+            with self.ws.transaction():  # a delete of the workflow waits, then sees this job
+                if self.ws.workflows.get(row["id"]) is None:
+                    raise NotFound(
+                        f"workflow {row['id']!r} not found: it was deleted while this run was "
+                        "being submitted (nothing was run)"
+                    )
+                self.ws.create_job(row["id"], row["name"], job_type, stats, info, job_id=job_id)
+        except BaseException:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
         return self.ws.job_record(job_id)
 
     def on_demand(

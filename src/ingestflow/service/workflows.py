@@ -93,13 +93,14 @@ class Workflows:
     def delete(self, ref: str) -> dict[str, Any]:
         """Delete a workflow that has no job scheduled or running (its jobs' records stay)."""
         row = self.row(ref)
-        active = self.ws.active_jobs(row["id"])
-        if active:
-            raise Conflict(
-                f"workflow {row['name']!r} has a job scheduled or running ({active[0]}): "
-                "cancel it or wait for it to finish"
-            )
-        self.ws.workflows.delete(row["id"])
+        with self.ws.transaction():  # a run submitted meanwhile waits, then finds no workflow
+            active = self.ws.active_jobs(row["id"])
+            if active:
+                raise Conflict(
+                    f"workflow {row['name']!r} has a job scheduled or running ({active[0]}): "
+                    "cancel it or wait for it to finish"
+                )
+            self.ws.workflows.delete(row["id"])
         return {"detail": f"workflow {row['id']} deleted", "id": row["id"]}
 
     # --- reads ----------------------------------------------------------------------------

@@ -140,6 +140,18 @@ class Workspace:
         """Close the database."""
         self.db.close()
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction, its lock taken at once (`BEGIN IMMEDIATE`): what is read inside
+        stays true until the writes inside commit (check-then-write across processes)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
     # --- jobs -----------------------------------------------------------------------------
     def create_job(
         self,
