@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from ingestflow.service.connectors import Connectors
 from ingestflow.service.jobs import Jobs
@@ -12,8 +13,13 @@ from ingestflow.service.runs import Runs
 from ingestflow.service.templates import Templates
 from ingestflow.service.workflows import Workflows
 from ingestflow.store import Workspace
+from ingestflow.store.jobs import INTERRUPTED
 
 DEFAULT_WORKSPACE = Path(".ingestflow")
+UPLOADS_GONE = (
+    "interrupted before it started, and its uploaded files are no longer in the workspace: "
+    "run it again with its files"
+)
 
 
 class Service:
@@ -30,8 +36,10 @@ class Service:
         self.runs = Runs(self.ws, self.connectors, self.workflows)
 
     def sweep(self) -> list[str]:
-        """Mark FAILED ("interrupted") the unfinished jobs whose process died; returns their ids."""
-        return self.ws.sweep_interrupted()
+        """Mark FAILED ("interrupted") the unfinished jobs whose process died; returns their ids.
+        A background job accepted but never started stays SCHEDULED (the next launcher runs it)
+        while it has what it needs."""
+        return self.ws.sweep_interrupted(unstartable)
 
     def _cache(self):
         from ingestflow.runner.reuse import NodeCache
@@ -67,3 +75,14 @@ class Service:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def unstartable(info: dict[str, Any]) -> str | None:
+    """Why a job that never started cannot be started now (None: it can), by its stored info."""
+    run = info.get("run")
+    if not isinstance(run, dict) or not isinstance(run.get("body"), dict):
+        return INTERRUPTED  # a foreground run: only its own process could have run it
+    for folder in map(Path, run.get("inputs") or []):
+        if not folder.is_dir() or not any(folder.iterdir()):
+            return UPLOADS_GONE
+    return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,19 +193,33 @@ class Workspace:
         """The job's stored run details (output folder, trace, the workflow it ran)."""
         return json.loads(self.job_row(job_id)["info"] or "{}")
 
-    def sweep_interrupted(self) -> list[str]:
-        """Mark FAILED every unfinished job whose owning process is gone; returns their ids."""
+    def sweep_interrupted(
+        self, unstartable: Callable[[dict[str, Any]], str | None] | None = None
+    ) -> list[str]:
+        """Mark FAILED every unfinished job whose owning process is gone; returns their ids.
+
+        `unstartable(info)` judges such a job that never started (SCHEDULED) by its stored run
+        details: None leaves it SCHEDULED for a launcher to run, a reason fails it with that
+        reason. Without it, such a job is failed as interrupted too."""
         rows = self.db.execute(
-            "SELECT id, owner FROM jobs WHERE status IN (?, ?)", ACTIVE_STATUSES
+            "SELECT id, owner, status, info FROM jobs WHERE status IN (?, ?)", ACTIVE_STATUSES
         ).fetchall()
-        dead = [r["id"] for r in rows if not owner_alive(r["owner"])]
-        for job_id in dead:
+        failed: list[str] = []
+        for row in rows:
+            if owner_alive(row["owner"]):
+                continue
+            reason: str | None = INTERRUPTED
+            if unstartable is not None and row["status"] == "SCHEDULED":
+                reason = unstartable(json.loads(row["info"] or "{}"))
+            if reason is None:
+                continue
             self.db.execute(
                 "UPDATE jobs SET status = 'FAILED', processing_status = 'FAILED', message = ?, "
-                "finished_at = ? WHERE id = ? AND status IN (?, ?)",
-                (INTERRUPTED, now(), job_id, *ACTIVE_STATUSES),
+                "finished_at = ? WHERE id = ? AND status = ?",
+                (reason, now(), row["id"], row["status"]),
             )
-        return dead
+            failed.append(row["id"])
+        return failed
 
     def active_jobs(self, workflow_id: str) -> list[str]:
         """Ids of the workflow's jobs that are scheduled or running."""
