@@ -1,13 +1,17 @@
-"""`ingestflow connectors create/list/show/delete`: records never show secrets."""
+"""`ingestflow connectors create/list/show/update/delete/check`: records never show secrets, and a
+stored secret never follows a connector to another endpoint."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
 from ingestflow.cli import app
+from ingestflow.service import Service
+from tests.fakes.confluence import FakeConfluence
 
 runner = CliRunner()
 BODY = {
@@ -79,3 +83,52 @@ def test_wildcards_are_not_prefixes(tmp_path: Path) -> None:
     assert len(json.loads(runner.invoke(app, ["connectors", "list", "--json", *ws]).stdout)) == 1
     bad_role = runner.invoke(app, ["connectors", "list", "--role", "bogus", *ws])
     assert bad_role.exit_code == 2 and "unknown role" in bad_role.output
+
+
+# --- a stored secret stays with its endpoint
+
+WIKI_USER, WIKI_TOKEN = "ada@example.com", "wiki-cli-t0ken-s3cr3t"
+
+
+def _wiki_body(url: str, **config: Any) -> dict[str, Any]:
+    return {
+        "name": "team wiki",
+        "type": "wiki",
+        "config": {"url": url, "username": WIKI_USER, "token": WIKI_TOKEN, **config},
+    }
+
+
+def test_an_update_that_moves_a_connector_needs_its_secrets_again(tmp_path: Path) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    path = tmp_path / "c.json"
+    with (
+        FakeConfluence(basic={(WIKI_USER, WIKI_TOKEN)}) as wiki,
+        FakeConfluence(basic=set()) as other,
+    ):
+        wiki.add_space("DEV", "Development")
+        path.write_text(json.dumps(_wiki_body(wiki.url, spaces=["DEV"])))
+        created = runner.invoke(app, ["sources", "create", str(path), *ws])
+        assert created.exit_code == 0, created.output
+        record = json.loads(created.stdout)
+        for change, named in (({"url": other.url}, "`url`"), ({"username": "eve"}, "`username`")):
+            path.write_text(json.dumps({"config": {**record["config"], **change}}))
+            moved = runner.invoke(app, ["sources", "update", "team wiki", str(path), *ws])
+            assert moved.exit_code == 2, moved.output
+            assert "config.token" in moved.output and f"{named} changed" in moved.output
+        checked = runner.invoke(app, ["sources", "check", "team wiki", *ws])
+        assert checked.exit_code == 0 and json.loads(checked.stdout)["status"] == "SUCCESS"
+        assert other.requests == []  # the stored token never went to the other host
+        for output in (created.output, moved.output, checked.output):
+            assert WIKI_TOKEN not in output
+
+    # a destination: `uri` and `user` are its endpoint and identity; `db_name` is not
+    path.write_text(json.dumps(BODY))
+    assert runner.invoke(app, ["destinations", "create", str(path), *ws]).exit_code == 0
+    masked = json.loads(runner.invoke(app, ["destinations", "get", "lite", *ws]).stdout)["config"]
+    for change, code in (({"uri": "./n.db"}, 2), ({"user": "eve"}, 2), ({"db_name": "x"}, 0)):
+        path.write_text(json.dumps({"config": {**masked, **change}}))
+        result = runner.invoke(app, ["destinations", "update", "lite", str(path), *ws])
+        assert result.exit_code == code, result.output
+    with Service(tmp_path / "ws") as service:
+        stored = service.connectors.body("lite")["config"]
+    assert stored["password"] == BODY["config"]["password"] and stored["uri"] == "./m.db"

@@ -38,6 +38,9 @@ class ConnectorType:
     checker: str  # "module:function" taking the parsed config, returning a ConnectionCheck
     aliases: tuple[str, ...] = ()
     config_rules: Callable[[Any], list[Problem]] = field(default=lambda config: [])
+    # Fields naming where the secrets go (endpoint) or whose they are (identity): changing one
+    # of them on update needs the secrets sent again, so a stored secret never follows a new host.
+    endpoint_fields: tuple[str, ...] = ()
 
     def build(self, config: Any, **options: Any) -> Any:
         """The Source or Destination object for a parsed config (heavy imports happen here)."""
@@ -65,6 +68,7 @@ CONNECTOR_TYPES: dict[str, ConnectorType] = {
             "ingestflow.connectors.wiki:check_connection",
             aliases=("confluence",),
             config_rules=wiki_auth_problems,
+            endpoint_fields=("url", "username"),
         ),
         ConnectorType(
             "vectordb",
@@ -73,6 +77,7 @@ CONNECTOR_TYPES: dict[str, ConnectorType] = {
             "ingestflow.connectors.vectordb:VectorDBDestination",
             "ingestflow.connectors.vectordb_admin:check_connection",
             aliases=("milvus",),
+            endpoint_fields=("uri", "user"),
         ),
     )
 }

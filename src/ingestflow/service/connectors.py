@@ -16,7 +16,7 @@ from ingestflow.connectors.registry import (
     validate_connector,
 )
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
-from ingestflow.spec.models import MASK
+from ingestflow.spec.models import MASK, SECRET_FIELDS
 from ingestflow.spec.parsing import load_json_file
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
@@ -113,10 +113,13 @@ class Connectors:
                 what="connector update",
             )
         config = body.get("config", row["config"])
+        kept: list[Problem] = []
         if isinstance(config, dict):
-            config = _keep_masked(config, row["config"])
+            entry = connector_type(row["type"])
+            endpoint = entry.endpoint_fields if entry else ()
+            config, kept = _keep_masked(config, row["config"], endpoint)
         name = body.get("name", row["name"])
-        _checked({"name": name, "type": row["type"], "config": config}, row["role"])
+        _checked({"name": name, "type": row["type"], "config": config}, row["role"], kept)
         try:
             self.ws.connectors.update(row["id"], name=name, config=config, updated_at=now())
         except RowConflict:
@@ -215,10 +218,11 @@ class Connectors:
         }
 
 
-def _checked(body: Any, role: str | None) -> CheckedConnector:
+def _checked(body: Any, role: str | None, more: list[Problem] | None = None) -> CheckedConnector:
+    """A valid connector body; else 422 with every problem (`more`: those already found)."""
     checked = validate_connector(body, role=role)
-    if not checked.valid:
-        raise WorkflowInvalid(checked.problems, what=f"{role or 'connector'}")
+    if more or not checked.valid:
+        raise WorkflowInvalid([*(more or []), *checked.problems], what=f"{role or 'connector'}")
     return checked
 
 
@@ -236,9 +240,39 @@ def _name_taken(name: str) -> WorkflowInvalid:
     )
 
 
-def _keep_masked(config: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
-    """A config where every secret sent back masked takes the stored value."""
-    return {
-        key: stored.get(key) if value == MASK and key in stored else value
-        for key, value in config.items()
-    }
+def _keep_masked(
+    config: dict[str, Any], stored: dict[str, Any], endpoint_fields: tuple[str, ...]
+) -> tuple[dict[str, Any], list[Problem]]:
+    """A config where every secret sent back masked takes the stored value, and the problems
+    of secrets sent masked that cannot be kept.
+
+    A stored secret is kept only while the connector points at the same endpoint and identity:
+    were it kept for a new `url`, a check or a run would send it to whatever host that names.
+    """
+    masked = [key for key, value in config.items() if key in SECRET_FIELDS and value == MASK]
+    changed = ", ".join(
+        f"`{f}`" for f in endpoint_fields if _plain(config.get(f)) != _plain(stored.get(f))
+    )
+    problems = []
+    for key in masked:
+        if stored.get(key) is None:
+            message, hint = f"but no {key} is stored to keep", f"send the real {key}"
+        elif changed:
+            message = (
+                f"but {changed} changed: a stored secret is kept only for the same endpoint "
+                "and identity"
+            )
+            hint = f"send `{key}` again with the new {changed}, or send the stored {changed} back"
+        else:
+            continue
+        problems.append(
+            Problem(f"config.{key}", f"`{key}` is sent masked ({MASK}), {message}", hint=hint)
+        )
+    if problems:
+        return config, problems
+    return {key: stored[key] if key in masked else value for key, value in config.items()}, []
+
+
+def _plain(value: Any) -> Any:
+    """An endpoint value as compared on update (surrounding blanks and a final slash ignored)."""
+    return value.strip().rstrip("/") if isinstance(value, str) else value
