@@ -85,9 +85,9 @@ def test_wildcards_are_not_prefixes(tmp_path: Path) -> None:
     assert bad_role.exit_code == 2 and "unknown role" in bad_role.output
 
 
-# --- a stored secret stays with its endpoint
+# --- a stored secret stays with its endpoint; no credentials in URLs
 
-WIKI_USER, WIKI_TOKEN = "ada@example.com", "wiki-cli-t0ken-s3cr3t"
+WIKI_USER, WIKI_TOKEN, URL_PASSWORD = "ada@example.com", "wiki-cli-t0ken-s3cr3t", "url-pw-s3cr3t"
 
 
 def _wiki_body(url: str, **config: Any) -> dict[str, Any]:
@@ -132,3 +132,31 @@ def test_an_update_that_moves_a_connector_needs_its_secrets_again(tmp_path: Path
     with Service(tmp_path / "ws") as service:
         stored = service.connectors.body("lite")["config"]
     assert stored["password"] == BODY["config"]["password"] and stored["uri"] == "./m.db"
+
+
+def test_a_password_in_a_url_is_refused_and_never_shown(tmp_path: Path) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    inside = f"https://ada:{URL_PASSWORD}@wiki.example.com/wiki"
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_wiki_body(inside)))
+    refused = runner.invoke(app, ["sources", "create", str(path), *ws])
+    assert refused.exit_code == 2 and "config.url" in refused.output
+    assert "`username`" in refused.output and URL_PASSWORD not in refused.output
+    path.write_text(json.dumps({**BODY, "config": {**BODY["config"], "uri": inside}}))
+    refused_too = runner.invoke(app, ["destinations", "create", str(path), *ws])
+    assert refused_too.exit_code == 2 and "config.uri" in refused_too.output
+    assert URL_PASSWORD not in refused_too.output
+    with Service(tmp_path / "ws") as service:  # a row stored before the rule existed
+        service.ws.connectors.insert(
+            name="old", type="wiki", role="source", config=_wiki_body(inside)["config"]
+        )
+    outputs = [
+        runner.invoke(app, ["sources", "list", *ws]).output,
+        runner.invoke(app, ["sources", "list", "--json", *ws]).output,
+        runner.invoke(app, ["sources", "get", "old", *ws]).output,
+    ]
+    checked = runner.invoke(app, ["sources", "check", "old", *ws])
+    assert checked.exit_code == 2 and "holds credentials" in checked.output
+    for output in [*outputs, checked.output]:
+        assert URL_PASSWORD not in output and WIKI_TOKEN not in output
+    assert "https://ada:********@wiki.example.com/wiki" in outputs[2]

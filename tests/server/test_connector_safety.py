@@ -1,9 +1,10 @@
 """Stored connectors through the REST API over real loopback HTTP: a stored secret never follows
-a connector to another endpoint."""
+a connector to another endpoint, and credentials never ride in a URL into a record."""
 
 from __future__ import annotations
 
 import base64
+import json
 import time
 from typing import Any
 
@@ -13,12 +14,14 @@ from ingestflow.service import Service
 from tests.fakes.confluence import FakeConfluence
 from tests.server.conftest import (
     API,
+    NODES,
     WIKI_TOKEN,
     WRONG_TOKEN,
     Server,
     wiki_source,
 )
 
+URL_PASSWORD = "url-pa55word-s3cr3t"
 MASK = "********"
 
 
@@ -118,3 +121,55 @@ def test_a_masked_secret_that_was_never_stored_is_refused(server: Server) -> Non
     assert "`uri` changed" in message
     with Service(server.workspace) as service:
         assert service.connectors.body(made["id"])["config"]["uri"] == "lite.db"
+
+
+# --- credentials inside a URL ---------------------------------------------------------------------
+
+
+def test_credentials_inside_a_wiki_url_are_refused_and_never_shown(
+    server: Server, wiki: FakeConfluence
+) -> None:
+    http = server.client()
+    inside = wiki.url.replace("http://", f"http://ada%40example.com:{URL_PASSWORD}@")
+    body = wiki_source(wiki)
+    body["config"]["url"] = inside
+    (message,) = problems_at(http.post(f"{API}/sources", json=body), "config", "url")
+    assert "holds credentials" in message and "`username`" in message and "`token`" in message
+    source = http.post(f"{API}/sources", json=wiki_source(wiki)).json()
+    moved = {**source["config"], "url": inside}
+    problems_at(http.put(f"{API}/sources/{source['id']}", json={"config": moved}), "config", "url")
+
+    # a row stored before this rule: every record masks the password, and nothing sends it
+    with Service(server.workspace) as service:
+        old_id = service.ws.connectors.insert(
+            name="old wiki",
+            type="wiki",
+            role="source",
+            config={**wiki_source(wiki)["config"], "url": inside},
+        )
+    shown = http.get(f"{API}/sources/{old_id}").json()["config"]["url"]
+    assert shown == inside.replace(URL_PASSWORD, MASK)
+    listed = {s["id"]: s for s in http.get(f"{API}/sources").json()}
+    assert listed[old_id]["config"]["url"] == shown
+    failed = check(http, "sources", old_id)
+    assert failed["status"] == "FAILURE" and "holds credentials" in failed["reason"]
+    workflow = http.post(
+        f"{API}/workflows",
+        json={
+            "name": "old",
+            "workflow_type": "custom",
+            "source_id": old_id,
+            "workflow_nodes": NODES,
+        },
+    )
+    assert workflow.status_code == 200, workflow.text
+    job = http.post(f"{API}/workflows/{workflow.json()['id']}/run")
+    assert job.status_code == 202, job.text
+    finished = server.wait_job(job.json()["id"])
+    assert finished["status"] == "FAILED"
+    details = http.get(f"{API}/jobs/{finished['id']}/details").json()
+    assert "holds credentials" in json.dumps(details) + json.dumps(finished)
+    assert URL_PASSWORD not in (server.workspace / "jobs" / finished["id"] / "job.log").read_text()
+    assert not [r for r in wiki.requests if URL_PASSWORD in json.dumps(r.headers)]
+    for body_text in server.bodies():
+        assert URL_PASSWORD not in body_text and WIKI_TOKEN not in body_text

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pydantic import SecretStr
 from ingestflow.connectors.vectordb_schema import SchemaInfo
 from ingestflow.errors import ConnectorError, EnvironmentProblem, IngestflowError
 from ingestflow.spec.models import MASK, VectorDBConfig
+from ingestflow.spec.record import mask_url_credentials
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
@@ -53,7 +53,7 @@ def create_command(uri: str, collection: str, dim: int = 384, db_name: str = "")
 
 def mask_uri(uri: str) -> str:
     """`uri` with any password in its user-info part masked."""
-    return re.sub(r"(?<=://)([^/@:]*):[^/@]*@", rf"\1:{MASK}@", uri)
+    return mask_url_credentials(uri)
 
 
 @dataclass(frozen=True, repr=False)

@@ -22,7 +22,7 @@ from ingestflow.spec.models import (
 )
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
-from ingestflow.spec.validate import wiki_auth_problems
+from ingestflow.spec.validate import url_credential_problems, wiki_auth_problems
 
 ROLES = ("source", "destination")
 
@@ -67,7 +67,9 @@ CONNECTOR_TYPES: dict[str, ConnectorType] = {
             "ingestflow.connectors.wiki:WikiSource",
             "ingestflow.connectors.wiki:check_connection",
             aliases=("confluence",),
-            config_rules=wiki_auth_problems,
+            config_rules=lambda config: (
+                url_credential_problems(config) + wiki_auth_problems(config)
+            ),
             endpoint_fields=("url", "username"),
         ),
         ConnectorType(
@@ -77,6 +79,7 @@ CONNECTOR_TYPES: dict[str, ConnectorType] = {
             "ingestflow.connectors.vectordb:VectorDBDestination",
             "ingestflow.connectors.vectordb_admin:check_connection",
             aliases=("milvus",),
+            config_rules=url_credential_problems,
             endpoint_fields=("uri", "user"),
         ),
     )

@@ -375,7 +375,7 @@ class Runs:
         except Exception as exc:
             current = self.ws.job_row(job_id)
             if current["status"] in ("SCHEDULED", "IN_PROGRESS"):
-                message = str(exc).splitlines()[0] if str(exc) else reason(exc)
+                message = reason(exc)  # every problem, on one line (not just the heading)
                 self.ws.update_job(
                     job_id, status="FAILED", processing_status="FAILED", message=message
                 )

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from ingestflow.spec.models import MASK, SECRET_FIELDS
 from ingestflow.spec.problems import Problem, join_path
+from ingestflow.spec.record import mask_url_credentials
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -218,6 +219,8 @@ def _problem(
     found = err.get("input")
     if field in SECRET_FIELDS and found is not None:
         found = MASK
+    elif isinstance(found, str):
+        found = mask_url_credentials(found)
     name = what or model.__name__
     if kind == "missing":
         info = _field_info(model, loc)

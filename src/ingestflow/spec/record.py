@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -23,7 +24,8 @@ def cron_of(schedule: str | None) -> str | None:
 
 
 def mask_secrets(value: Any) -> Any:
-    """A copy of a settings or config object with every secret replaced by a mask."""
+    """A copy of a settings or config object with every secret replaced by a mask (secret fields,
+    and passwords written into URLs)."""
     if isinstance(value, dict):
         return {
             k: (MASK if k in SECRET_FIELDS and v is not None else mask_secrets(v))
@@ -31,7 +33,25 @@ def mask_secrets(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [mask_secrets(v) for v in value]
+    if isinstance(value, str):
+        return mask_url_credentials(value)
     return value
+
+
+# scheme://authority: the authority ends at the first / ? # or blank (RFC 3986)
+_AUTHORITY = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#\s]*)")
+
+
+def mask_url_credentials(text: str) -> str:
+    """`text` with the password of every `scheme://user:password@host` in it masked."""
+
+    def mask(match: re.Match[str]) -> str:
+        userinfo, at, host = match["authority"].rpartition("@")
+        if not at or ":" not in userinfo:
+            return match[0]
+        return f"{match['scheme']}{userinfo.partition(':')[0]}:{MASK}@{host}"
+
+    return _AUTHORITY.sub(mask, text) if "@" in text else text
 
 
 def node_record(node: WorkflowNode) -> dict[str, Any]:

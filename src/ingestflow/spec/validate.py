@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
+from urllib.parse import urlsplit
 
 from ingestflow.spec import registry
 from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_SUBTYPES
-from ingestflow.spec.models import WikiConfig, WorkflowCreate
+from ingestflow.spec.models import MASK, SECRET_FIELDS, WikiConfig, WorkflowCreate
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.rules import RULES, ParsedNode, RuleContext, warnings
@@ -170,6 +171,38 @@ def wiki_auth_problems(config: WikiConfig) -> list[Problem]:
                 found=True,
                 allowed=[False],
                 hint="set cloud to false, or add `username` to use an API token",
+            )
+        )
+    return out
+
+
+def url_credential_problems(config: Any) -> list[Problem]:
+    """Credentials written into a connector's `url` or `uri` (`https://user:pw@host`): refused,
+    since records show the URL and its password would travel with it; they have fields of their
+    own."""
+    fields = type(config).model_fields
+    user = next((f for f in ("username", "user") if f in fields), "username")
+    secrets = " or ".join(f"`{f}`" for f in fields if f in SECRET_FIELDS)
+    out = []
+    for name in ("url", "uri"):
+        value = getattr(config, name, None)
+        if not isinstance(value, str):
+            continue
+        try:
+            parts = urlsplit(value.strip())
+        except ValueError:
+            continue  # not a URL (its own rules say so)
+        if "@" not in parts.netloc:
+            continue
+        host = parts.netloc.rpartition("@")[2]
+        out.append(
+            Problem(
+                f"config.{name}",
+                f"`{name}` holds credentials (user info before the host): records show the "
+                f"{name}, so a user name or password does not belong in it",
+                found=parts._replace(netloc=f"{MASK}@{host}").geturl(),
+                hint=f"remove `...@` from the {name}; put the user name in `{user}` and the "
+                f"secret in {secrets}",
             )
         )
     return out
