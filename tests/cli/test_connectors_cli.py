@@ -1,5 +1,5 @@
-"""`ingestflow connectors create/list/show/update/delete/check`: records never show secrets, and a
-stored secret never follows a connector to another endpoint."""
+"""`ingestflow connectors create/list/show/update/delete/check`: records never show secrets, a
+stored secret never follows a connector to another endpoint, and a check creates nothing."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from ingestflow.cli import app
@@ -85,7 +86,7 @@ def test_wildcards_are_not_prefixes(tmp_path: Path) -> None:
     assert bad_role.exit_code == 2 and "unknown role" in bad_role.output
 
 
-# --- a stored secret stays with its endpoint; no credentials in URLs
+# --- a stored secret stays with its endpoint; no credentials in URLs; checks create nothing
 
 WIKI_USER, WIKI_TOKEN, URL_PASSWORD = "ada@example.com", "wiki-cli-t0ken-s3cr3t", "url-pw-s3cr3t"
 
@@ -160,3 +161,30 @@ def test_a_password_in_a_url_is_refused_and_never_shown(tmp_path: Path) -> None:
     for output in [*outputs, checked.output]:
         assert URL_PASSWORD not in output and WIKI_TOKEN not in output
     assert "https://ada:********@wiki.example.com/wiki" in outputs[2]
+
+
+def test_a_check_of_a_missing_lite_database_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the CLI's relative Lite paths resolve here, as always
+    ws = ["--workspace", str(tmp_path / "ws")]
+    far = tmp_path / "elsewhere"
+    far.mkdir()
+    for uri in ("./missing.db", str(far / "missing.db")):
+        path = tmp_path / "d.json"
+        path.write_text(json.dumps({**BODY, "config": {**BODY["config"], "uri": uri}}))
+        result = runner.invoke(app, ["destinations", "check", str(path), *ws])
+        assert result.exit_code == 3, result.output
+        reason = json.loads(result.stdout)["reason"]
+        assert f"{uri} does not exist (nothing was created)" in reason
+        assert "create-collection" in reason
+    assert not (tmp_path / "missing.db").exists() and list(far.iterdir()) == []
+    # any folder is the CLI user's to choose: a database made there checks fine
+    made = runner.invoke(
+        app, ["vectordb", "create-collection", "--uri", str(far / "m.db"), "--collection", "c"]
+    )
+    assert made.exit_code == 0, made.output
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({**BODY, "config": {**BODY["config"], "uri": str(far / "m.db")}}))
+    result = runner.invoke(app, ["destinations", "check", str(path), *ws])
+    assert result.exit_code == 0 and json.loads(result.stdout)["status"] == "SUCCESS"

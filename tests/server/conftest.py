@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,13 +146,20 @@ def running_server(
     max_running: int = 2,
     background: bool = True,
     key: str | None = None,
+    allow_dirs: Sequence[Path] = (),
 ) -> Iterator[Server]:
     """Serve `create_app(workspace, ...)` on a free loopback port for the `with` block."""
     workspace.mkdir(parents=True, exist_ok=True)
     if key is None:
         with Service(workspace) as service:
             _, key = service.keys.create("tests")
-    app = create_app(workspace, limits=limits, max_running=max_running, background=background)
+    app = create_app(
+        workspace,
+        limits=limits,
+        max_running=max_running,
+        background=background,
+        allow_dirs=allow_dirs,
+    )
     sock = _free_socket()
     port = sock.getsockname()[1]
     server = uvicorn.Server(

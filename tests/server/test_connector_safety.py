@@ -1,14 +1,18 @@
 """Stored connectors through the REST API over real loopback HTTP: a stored secret never follows
-a connector to another endpoint, and credentials never ride in a URL into a record."""
+a connector to another endpoint, credentials never ride in a URL into a record, and a
+destination's connection check creates nothing and opens Milvus Lite paths only inside the
+workspace or the folders the server was started with."""
 
 from __future__ import annotations
 
 import base64
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from ingestflow.service import Service
 from tests.fakes.confluence import FakeConfluence
@@ -18,6 +22,7 @@ from tests.server.conftest import (
     WIKI_TOKEN,
     WRONG_TOKEN,
     Server,
+    Servers,
     wiki_source,
 )
 
@@ -173,3 +178,120 @@ def test_credentials_inside_a_wiki_url_are_refused_and_never_shown(
     assert not [r for r in wiki.requests if URL_PASSWORD in json.dumps(r.headers)]
     for body_text in server.bodies():
         assert URL_PASSWORD not in body_text and WIKI_TOKEN not in body_text
+
+
+# --- D14: Milvus Lite paths of the server's destinations ------------------------------------------
+
+
+def lite_destination(uri: str, name: str = "lite") -> dict[str, Any]:
+    """A create body of a vectordb destination at `uri`."""
+    return {
+        "name": name,
+        "type": "vectordb",
+        "config": {
+            "uri": uri,
+            "user": "",
+            "password": "milvus-pa55word-s3cr3t",
+            "db_name": "",
+            "collection_name": "elements",
+        },
+    }
+
+
+def test_lite_paths_stay_in_the_workspace_and_a_check_creates_nothing(
+    serve: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)  # where a relative path would land if it resolved as the CLI's do
+    server = serve()
+    http = server.client()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (server.workspace / "link").symlink_to(outside)
+    for number, uri in enumerate(
+        ("../outside/m.db", str(outside / "m.db"), "link/m.db", "~/m.db", "/m.db")
+    ):
+        answer = http.post(f"{API}/destinations", json=lite_destination(uri, f"d{number}"))
+        (message,) = problems_at(answer, "config", "uri")
+        assert "outside the folders the API server may open" in message
+        assert "--allow-dir" in message
+    assert http.get(f"{API}/destinations").json() == []
+
+    # stored by the CLI (its own rule), then checked by the server: refused, nothing made
+    with Service(server.workspace) as service:
+        by_cli = service.connectors.create(lite_destination(str(outside / "m.db")))
+    failed = check(http, "destinations", by_cli["id"])
+    assert failed["status"] == "FAILURE" and "outside the folders" in failed["reason"]
+    assert list(outside.iterdir()) == []
+
+    # relative: inside the workspace; a database that is not there is said so, and not made
+    missing = http.post(f"{API}/destinations", json=lite_destination("lite.db", "rel")).json()
+    failed = check(http, "destinations", missing["id"])
+    assert failed["status"] == "FAILURE" and "does not exist" in failed["reason"]
+    assert "'lite.db'" in failed["reason"] or " lite.db " in failed["reason"]
+    assert not (server.workspace / "lite.db").exists() and list(cwd.iterdir()) == []
+    assert str(server.workspace.resolve()) not in failed["reason"]
+
+    from ingestflow.connectors.vectordb_admin import create_collection
+
+    create_collection(str(server.workspace / "lite.db"), "elements", 384)
+    done = check(http, "destinations", missing["id"])
+    assert done["status"] == "SUCCESS" and done["reason"] is None
+    assert list(cwd.iterdir()) == []
+
+
+def test_serve_allow_dir_admits_lite_paths_there(serve: Servers, tmp_path: Path) -> None:
+    allowed = tmp_path / "vectors"
+    allowed.mkdir()
+    server = serve(allow_dirs=[allowed])
+    http = server.client()
+    made = http.post(f"{API}/destinations", json=lite_destination(str(allowed / "m.db")))
+    assert made.status_code == 200, made.text
+    failed = check(http, "destinations", made.json()["id"])
+    assert failed["status"] == "FAILURE" and "does not exist" in failed["reason"]
+    assert list(allowed.iterdir()) == []
+    refused = http.post(f"{API}/destinations", json=lite_destination(str(tmp_path / "m.db"), "x"))
+    problems_at(refused, "config", "uri")
+
+
+def test_a_job_process_keeps_to_the_servers_lite_rule(
+    serve: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    allowed = tmp_path / "vectors"
+    allowed.mkdir()
+    server = serve(allow_dirs=[allowed])
+    http = server.client()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with Service(server.workspace) as service:  # stored by the CLI, which allows any path
+        far = service.connectors.create(lite_destination(str(outside / "m.db"), "far"))
+    near = http.post(f"{API}/destinations", json=lite_destination("near.db", "near")).json()
+    embed = {
+        "name": "Embedder",
+        "type": "embed",
+        "subtype": "ibm",
+        "settings": {"model_name": "sentence-transformers/all-minilm-l6-v2"},
+    }
+    for destination, expected in ((far, "outside the folders"), (near, "near.db does not exist")):
+        workflow = http.post(
+            f"{API}/workflows",
+            json={
+                "name": f"to {destination['name']}",
+                "workflow_type": "custom",
+                "destination_id": destination["id"],
+                "workflow_nodes": [*NODES, embed],
+            },
+        )
+        assert workflow.status_code == 200, workflow.text
+        job = http.post(
+            f"{API}/workflows/{workflow.json()['id']}/run",
+            files=[("input_files", ("a.txt", b"Some text.\n", "text/plain"))],
+        )
+        assert job.status_code == 202, job.text
+        finished = server.wait_job(job.json()["id"])
+        assert finished["status"] == "FAILED"
+        said = json.dumps(http.get(f"{API}/jobs/{finished['id']}/details").json())
+        assert expected in said + json.dumps(finished), said
+        assert str(server.workspace.resolve()) not in said  # the path as given, not the server's
+    assert list(outside.iterdir()) == [] and not (server.workspace / "near.db").exists()

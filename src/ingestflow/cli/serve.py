@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -23,6 +24,16 @@ def serve(
     max_file_mb: Annotated[
         int, typer.Option("--max-file-mb", min=1, help="Size of one uploaded file, in MB.")
     ] = 100,
+    allow_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--allow-dir",
+            exists=True,
+            file_okay=False,
+            help="A folder (besides the workspace) where vectordb destinations' Milvus Lite "
+            "databases may lie; repeatable. Relative Lite paths resolve inside the workspace.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST API under /api/v1 (OpenAPI at /openapi.json, docs at /docs). Every
     request needs a key from `ingestflow keys create` in the `service-api-key` header."""
@@ -44,6 +55,8 @@ def serve(
     from ingestflow.server.app import create_app
 
     set_offline_env()
-    app_ = create_app(workspace, UploadLimits(max_files, max_file_mb << 20), max_jobs)
+    app_ = create_app(
+        workspace, UploadLimits(max_files, max_file_mb << 20), max_jobs, allow_dirs=allow_dir or []
+    )
     typer.echo(f"serving workspace {workspace.resolve()} at http://{host}:{port}/api/v1", err=True)
     uvicorn.run(app_, host=host, port=port, log_level="info", server_header=False)

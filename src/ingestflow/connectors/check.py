@@ -40,8 +40,11 @@ class ConnectionCheck:
         return {"ok": self.ok, "status": self.status, "reason": self.reason}
 
 
-def check_connector(connector_type: str, config: Mapping[str, Any] | Any) -> ConnectionCheck:
-    """Check a connector of `connector_type` with `config` (a raw config object or a parsed one).
+def check_connector(
+    connector_type: str, config: Mapping[str, Any] | Any, **options: Any
+) -> ConnectionCheck:
+    """Check a connector of `connector_type` with `config` (a raw config object or a parsed one);
+    `options` go to the type's check (a vectordb's `lite_root`).
 
     A raw config is validated first; an invalid one fails the check with every problem listed.
     """
@@ -62,6 +65,6 @@ def check_connector(connector_type: str, config: Mapping[str, Any] | Any) -> Con
             return ConnectionCheck.failure(f"the {entry.type} config is invalid: {problems}")
         config = checked.config
     try:
-        return entry.check(config)
+        return entry.check(config, **options)
     except IngestflowError as exc:
         return ConnectionCheck.failure(str(exc))

@@ -65,6 +65,9 @@ class MilvusTarget:
     user: str = ""
     password: SecretStr | None = None
     timeout: float | None = 60.0
+    # The folder a relative Lite path resolves against (None: the current directory); messages
+    # show the path as given, so a server's own folders stay out of them.
+    lite_root: Path | None = None
 
     @classmethod
     def of(
@@ -85,6 +88,12 @@ class MilvusTarget:
     @property
     def lite(self) -> bool:
         return is_lite(self.uri)
+
+    @property
+    def lite_path(self) -> Path:
+        """The Lite database's path, a relative one taken from `lite_root`."""
+        path = Path(self.uri.strip()).expanduser()
+        return self.lite_root / path if self.lite_root and not path.is_absolute() else path
 
     @property
     def shown(self) -> str:
@@ -119,7 +128,9 @@ class MilvusTarget:
             raise error(f"vectordb: {what} failed at {self.shown}: {self.explain(exc)}") from None
 
     def connect(self, create_dirs: bool = False) -> MilvusClient:
-        """A client; ConnectorError with the reason when it cannot open."""
+        """A client; ConnectorError with the reason when it cannot open. Only with `create_dirs`
+        (creating a collection) is a missing Lite database made, with its folders: a check, a
+        search or a run of a database that is not there says so and creates nothing."""
         try:
             from pymilvus import MilvusClient
         except ImportError as exc:  # pragma: no cover - set-up problem
@@ -127,7 +138,7 @@ class MilvusTarget:
         quiet_pymilvus_logs()
         kwargs: dict[str, Any] = {"db_name": self.db_name, "timeout": self.timeout}
         if self.lite:
-            path = Path(self.uri).expanduser()
+            path, given = self.lite_path, self.uri.strip()  # messages show the given one
             if path.suffix != ".db":
                 raise ConnectorError(
                     f"vectordb: uri {self.uri!r} is neither a server address (http(s)://host:port) "
@@ -135,7 +146,7 @@ class MilvusTarget:
                 )
             if path.is_file():
                 raise ConnectorError(
-                    f"vectordb: {path} is a file; a Milvus Lite database is a folder (its .db "
+                    f"vectordb: {given} is a file; a Milvus Lite database is a folder (its .db "
                     "path becomes a folder on first use): choose another path"
                 )
             if create_dirs:
@@ -146,7 +157,16 @@ class MilvusTarget:
                         f"vectordb: cannot create folder {path.parent}: {exc.strerror or exc}"
                     ) from None
             elif not path.parent.is_dir():
-                raise ConnectorError(f"vectordb: {self.shown}: folder {path.parent} does not exist")
+                raise ConnectorError(
+                    f"vectordb: {self.shown}: folder {Path(given).parent} does not exist"
+                )
+            elif not path.exists():
+                raise ConnectorError(
+                    f"vectordb: Milvus Lite database {given} does not exist (nothing was "
+                    "created); create it and its collection with `ingestflow vectordb "
+                    f"create-collection --uri {shlex.quote(self.uri)} --collection NAME`, or fix "
+                    "the uri"
+                )
             kwargs["uri"] = str(path)
         else:
             secret = self.password.get_secret_value() if self.password else ""
@@ -161,7 +181,7 @@ class MilvusTarget:
 
     def _open_failure(self, exc: BaseException) -> str:
         reason = self.explain(exc)
-        if self.lite and "Open local milvus failed" in reason and _lite_locked(Path(self.uri)):
+        if self.lite and "Open local milvus failed" in reason and _lite_locked(self.lite_path):
             return (
                 f"vectordb: {self.shown} is in use by another process (Milvus Lite: 'Open local "
                 "milvus failed', DataDirLockedError): Milvus Lite lets one process at a time open "
@@ -189,9 +209,13 @@ def _lite_locked(path: Path) -> bool:
     return False
 
 
-def target_of(config: VectorDBConfig, timeout: float | None = 60.0) -> MilvusTarget:
-    """The MilvusTarget a connector config names."""
-    return MilvusTarget(config.uri, config.db_name, config.user, config.password, timeout)
+def target_of(
+    config: VectorDBConfig, timeout: float | None = 60.0, lite_root: Path | None = None
+) -> MilvusTarget:
+    """The MilvusTarget a connector config names (a relative Lite path taken from `lite_root`)."""
+    return MilvusTarget(
+        config.uri, config.db_name, config.user, config.password, timeout, lite_root
+    )
 
 
 def describe(

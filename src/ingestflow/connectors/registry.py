@@ -46,9 +46,9 @@ class ConnectorType:
         """The Source or Destination object for a parsed config (heavy imports happen here)."""
         return _load(self.factory)(config, **options)
 
-    def check(self, config: Any) -> Any:
+    def check(self, config: Any, **options: Any) -> Any:
         """Connect, authenticate and look (no crawl, no write): a ConnectionCheck."""
-        return _load(self.checker)(config)
+        return _load(self.checker)(config, **options)
 
     def identity(self, config: Any) -> str:
         """What the destination is, for fingerprints of processed documents (no secrets)."""

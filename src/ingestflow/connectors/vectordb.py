@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingestflow.batching import bounded_batches
@@ -135,10 +136,11 @@ class VectorDBDestination(Destination):
         batch_size: int = DEFAULT_BATCH_SIZE,
         row_index: bool | None = None,
         timeout: float | None = 60.0,
+        lite_root: Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        self.milvus = target_of(config, timeout)
+        self.milvus = target_of(config, timeout, lite_root)
         self.collection = config.collection_name
         self.policies = dict(varchar_policy or {})
         self.batch_size = batch_size

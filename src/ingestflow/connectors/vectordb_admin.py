@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
@@ -182,11 +183,12 @@ def search(
         client.close()
 
 
-def check_connection(config: VectorDBConfig) -> ConnectionCheck:
-    """Does the instance answer, do the credentials work, and does the collection exist?"""
+def check_connection(config: VectorDBConfig, lite_root: Path | None = None) -> ConnectionCheck:
+    """Does the instance answer, do the credentials work, and does the collection exist? A Lite
+    database that is not there is reported, not created (a relative path from `lite_root`)."""
     from ingestflow.connectors.check import ConnectionCheck
 
-    target = target_of(config, timeout=15.0)
+    target = target_of(config, timeout=15.0, lite_root=lite_root)
     try:
         client = target.connect()
         try:

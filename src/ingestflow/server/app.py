@@ -7,7 +7,7 @@ and the schedules; at shutdown it stops them, asking running jobs to stop cleanl
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from ingestflow.server import errors
 from ingestflow.server.deps import ServerState, require_key
 from ingestflow.server.routes import connectors, jobs, templates, workflows
-from ingestflow.service import Service, UploadLimits
+from ingestflow.service import LitePaths, Service, UploadLimits
 
 API_PREFIX = "/api/v1"
 
@@ -26,10 +26,13 @@ def create_app(
     limits: UploadLimits | None = None,
     max_running: int = 2,
     background: bool = True,
+    allow_dirs: Sequence[Path] = (),
 ) -> FastAPI:
     """The FastAPI app of a workspace. With `background` false no jobs are launched and no
-    schedule fires (for tests of the API alone)."""
-    state = ServerState(Path(workspace).resolve(), limits or UploadLimits())
+    schedule fires (for tests of the API alone). Milvus Lite paths may lie in the workspace or
+    in `allow_dirs` (`serve --allow-dir`)."""
+    root = Path(workspace).resolve()
+    state = ServerState(root, limits or UploadLimits(), LitePaths.served(root, allow_dirs))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -39,7 +42,7 @@ def create_app(
             from ingestflow.service.launcher import Launcher
             from ingestflow.service.schedules import Schedules
 
-            state.launcher = Launcher(state.workspace, max_running)
+            state.launcher = Launcher(state.workspace, max_running, state.lite.allow_dirs)
             state.schedules = Schedules(state.workspace, state.submitted)
             state.launcher.start()
             state.schedules.start()

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader
 
-from ingestflow.service import Service, UploadLimits
+from ingestflow.service import LitePaths, Service, UploadLimits
 
 service_key = APIKeyHeader(name="service-api-key", auto_error=False, scheme_name="ServiceApiKey")
 sdk_key = APIKeyHeader(name="unstructured-api-key", auto_error=False, scheme_name="SdkApiKey")
@@ -22,6 +22,7 @@ class ServerState:
 
     workspace: Path
     limits: UploadLimits = field(default_factory=UploadLimits)
+    lite: LitePaths = field(default_factory=LitePaths)
     launcher: Any = None
     schedules: Any = None
 
@@ -43,7 +44,7 @@ def state(request: Request) -> ServerState:
 
 def service(request: Request) -> Iterator[Service]:
     """A Service on the app's workspace for one request."""
-    with Service(state(request).workspace) as opened:
+    with Service(state(request).workspace, lite=state(request).lite) as opened:
         yield opened
 
 

@@ -16,6 +16,7 @@ from ingestflow.connectors.registry import (
     validate_connector,
 )
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
+from ingestflow.service.lite_paths import LitePaths
 from ingestflow.spec.models import MASK, SECRET_FIELDS
 from ingestflow.spec.parsing import load_json_file
 from ingestflow.spec.problems import Problem
@@ -27,12 +28,13 @@ from ingestflow.store.resources import Conflict as RowConflict
 class Connectors:
     """Create, read, update, delete and check connectors in a workspace."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, lite: LitePaths | None = None) -> None:
         self.ws = ws
+        self.lite = lite or LitePaths()
 
     def create(self, body: Any, role: str | None = None) -> dict[str, Any]:
         """Validate and store a connector body; returns its record (secrets masked)."""
-        checked = _checked(body, role)
+        checked = self._checked(body, role)
         assert checked.connector is not None
         try:
             connector_id = self.ws.connectors.insert(
@@ -119,7 +121,7 @@ class Connectors:
             endpoint = entry.endpoint_fields if entry else ()
             config, kept = _keep_masked(config, row["config"], endpoint)
         name = body.get("name", row["name"])
-        _checked({"name": name, "type": row["type"], "config": config}, row["role"], kept)
+        self._checked({"name": name, "type": row["type"], "config": config}, row["role"], kept)
         try:
             self.ws.connectors.update(row["id"], name=name, config=config, updated_at=now())
         except RowConflict:
@@ -156,10 +158,11 @@ class Connectors:
                 raise WorkflowInvalid(problems, what="connector")
         else:
             data = self.body(str(ref), role or None)
-        checked = validate_connector(data, role=role or None)
-        if not checked.valid:
-            raise WorkflowInvalid(checked.problems, what=f"{role or 'the'} connector")
-        return checked
+        return self._checked(data, role or None, what=f"{role or 'the'} connector")
+
+    def build(self, checked: CheckedConnector, **options: Any) -> Any:
+        """The Source or Destination of a resolved connector, under this service's Lite rule."""
+        return checked.entry.build(checked.config, **options, **self.lite.options(checked.config))
 
     # --- connection checks ------------------------------------------------------------------
     def check_now(self, ref: str | Path, role: str = "") -> dict[str, Any]:
@@ -168,7 +171,8 @@ class Connectors:
 
         checked = self.resolve(ref, role)
         assert checked.connector is not None
-        return check_connector(checked.connector.type, checked.config).as_dict()
+        options = self.lite.options(checked.config)
+        return check_connector(checked.connector.type, checked.config, **options).as_dict()
 
     def start_check(self, ref: str, role: str | None = None) -> dict[str, Any]:
         """Record a SCHEDULED connection check of a stored connector; `run_check` does it."""
@@ -178,14 +182,12 @@ class Connectors:
 
     def run_check(self, check_id: str) -> dict[str, Any]:
         """Do a recorded check: connect, authenticate, look (no crawl, no write)."""
-        from ingestflow.connectors.check import check_connector
-
         check = self.ws.checks.get(check_id)
         if check is None:
             raise NotFound(f"connection check {check_id!r} not found")
         row = self.row(check["connector_id"])
         try:
-            result = check_connector(row["type"], row["config"])
+            result = self._check(row)
             status, reason = result.status, result.reason
         except Exception as exc:  # a broken install or a bug: the check says so in one line
             from ingestflow.errors import one_line
@@ -206,6 +208,33 @@ class Connectors:
             )
         return self._check_record(checks[0]["id"])
 
+    def _check(self, row: dict[str, Any]) -> Any:
+        """Check a stored connector under this service's Lite path rule (nothing is created)."""
+        from ingestflow.connectors.check import ConnectionCheck, check_connector
+
+        body = {"name": row["name"], "type": row["type"], "config": row["config"]}
+        try:
+            checked = self._checked(body, None)
+        except WorkflowInvalid as exc:
+            said = "; ".join(p.one_line() for p in exc.problems)
+            return ConnectionCheck.failure(f"the {row['type']} config is invalid: {said}")
+        return check_connector(row["type"], checked.config, **self.lite.options(checked.config))
+
+    def _checked(
+        self, body: Any, role: str | None, more: list[Problem] | None = None, what: str = ""
+    ) -> CheckedConnector:
+        """A valid connector body whose Lite path (if any) this service may open; else 422 with
+        every problem (`more`: those already found)."""
+        checked = validate_connector(body, role=role)
+        if checked.valid:
+            refused = self.lite.problem(checked.config)
+            if refused is not None:
+                checked.problems.append(refused)
+        if more or not checked.valid:
+            problems = [*(more or []), *checked.problems]
+            raise WorkflowInvalid(problems, what=what or f"{role or 'connector'}")
+        return checked
+
     def _check_record(self, check_id: str) -> dict[str, Any]:
         check = self.ws.checks.get(check_id)
         assert check is not None
@@ -216,14 +245,6 @@ class Connectors:
             "reason": check["reason"],
             "reported_at": check["reported_at"],
         }
-
-
-def _checked(body: Any, role: str | None, more: list[Problem] | None = None) -> CheckedConnector:
-    """A valid connector body; else 422 with every problem (`more`: those already found)."""
-    checked = validate_connector(body, role=role)
-    if more or not checked.valid:
-        raise WorkflowInvalid([*(more or []), *checked.problems], what=f"{role or 'connector'}")
-    return checked
 
 
 def _name_taken(name: str) -> WorkflowInvalid:

@@ -9,6 +9,7 @@ from typing import Any
 from ingestflow.service.connectors import Connectors
 from ingestflow.service.jobs import Jobs
 from ingestflow.service.keys import Keys
+from ingestflow.service.lite_paths import LitePaths
 from ingestflow.service.runs import Runs
 from ingestflow.service.templates import Templates
 from ingestflow.service.workflows import Workflows
@@ -25,10 +26,17 @@ UPLOADS_GONE = (
 class Service:
     """One workspace's resources. Cheap to open; close it (or use `with`) when done."""
 
-    def __init__(self, workspace: Path = DEFAULT_WORKSPACE, create: bool = True) -> None:
+    def __init__(
+        self,
+        workspace: Path = DEFAULT_WORKSPACE,
+        create: bool = True,
+        lite: LitePaths | None = None,
+    ) -> None:
+        """`lite`: where Milvus Lite paths may point (default: anywhere, relative to the current
+        directory, as for the CLI; the server passes `LitePaths.served`)."""
         self.root = Path(workspace)
         self.ws = Workspace(self.root, create)
-        self.connectors = Connectors(self.ws)
+        self.connectors = Connectors(self.ws, lite or LitePaths())
         self.workflows = Workflows(self.ws, self.connectors)
         self.templates = Templates()
         self.jobs = Jobs(self.ws)

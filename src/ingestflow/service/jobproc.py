@@ -11,18 +11,25 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the SCHEDULED job `JOB_ID` of `WORKSPACE`; the job record says how it went."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m ingestflow.service.jobproc WORKSPACE JOB_ID", file=sys.stderr)
-        return 2
+    """Run the SCHEDULED job `JOB_ID` of `WORKSPACE`; the job record says how it went.
+
+    It runs under the server's rule for Milvus Lite paths: relative to the workspace, inside it
+    or a folder given with `--allow-dir` (repeatable; the launcher passes the server's)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m ingestflow.service.jobproc")
+    parser.add_argument("workspace", type=Path)
+    parser.add_argument("job_id")
+    parser.add_argument("--allow-dir", action="append", default=[], type=Path)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)  # exit 2 on bad usage
     from ingestflow.offline import set_offline_env
 
     set_offline_env()
-    from ingestflow.service import Service
+    from ingestflow.service import LitePaths, Service
 
-    with Service(Path(args[0]), create=False) as service:
-        record = service.runs.execute(args[1])
+    lite = LitePaths.served(args.workspace, args.allow_dir)
+    with Service(args.workspace, create=False, lite=lite) as service:
+        record = service.runs.execute(args.job_id)
     return 0 if record["status"] == "COMPLETED" else 1
 
 

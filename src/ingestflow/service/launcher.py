@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from ingestflow.store.jobs import process_owner
@@ -23,8 +24,16 @@ log = logging.getLogger("ingestflow.server")
 class Launcher:
     """A thread that turns SCHEDULED jobs into running job processes."""
 
-    def __init__(self, workspace: Path, max_running: int = 2, poll_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        max_running: int = 2,
+        allow_dirs: Sequence[Path] = (),
+        poll_s: float = 1.0,
+    ) -> None:
+        """`allow_dirs`: the folders besides the workspace a job's Milvus Lite path may name."""
         self.workspace = Path(workspace).resolve()
+        self.allow_dirs = [str(Path(d).resolve()) for d in allow_dirs]
         self.max_running = max(1, max_running)
         self.poll_s = poll_s
         self.running: dict[str, tuple[str, subprocess.Popen[bytes]]] = {}  # job -> (workflow, p)
@@ -103,7 +112,14 @@ class Launcher:
         log_file = open(folder / "job.log", "ab")  # noqa: SIM115 - the child owns it
         try:
             return subprocess.Popen(
-                [sys.executable, "-m", "ingestflow.service.jobproc", str(self.workspace), job_id],
+                [
+                    sys.executable,
+                    "-m",
+                    "ingestflow.service.jobproc",
+                    str(self.workspace),
+                    job_id,
+                    *(arg for folder in self.allow_dirs for arg in ("--allow-dir", folder)),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,

@@ -134,7 +134,7 @@ class Runs:
                     what="run request",
                 )
             checked = self.connectors.resolve(source_ref, "source")
-            source = checked.entry.build(checked.config)
+            source = self.connectors.build(checked)
         output_dir: str | None = None
         if destination_ref is None:
             if on_oversize:
@@ -154,8 +154,8 @@ class Runs:
             output_dir = str(output.resolve())
         else:
             checked = self.connectors.resolve(destination_ref, "destination")
-            destination = checked.entry.build(
-                checked.config, varchar_policy=parse_policies(on_oversize or [])
+            destination = self.connectors.build(
+                checked, varchar_policy=parse_policies(on_oversize or [])
             )
             destination_key = checked.entry.identity(checked.config)
         if executor not in ("local", "ray"):

@@ -76,7 +76,7 @@ def _routes(role: str) -> None:
     ) -> dict[str, Any]:
         """Start a connection check; GET the same path for its outcome."""
         record = svc.connectors.start_check(connector_id, role)
-        tasks.add_task(_run_check, state.workspace, record["id"])
+        tasks.add_task(_run_check, state, record["id"])
         return record
 
     @both(router, "GET", plural + "/{connector_id}/connection-check", name=f"last_check_{role}")
@@ -85,10 +85,10 @@ def _routes(role: str) -> None:
         return svc.connectors.last_check(connector_id, role)
 
 
-def _run_check(workspace: Any, check_id: str) -> None:
+def _run_check(state: Any, check_id: str) -> None:
     from ingestflow.service import Service
 
-    with Service(workspace) as svc:
+    with Service(state.workspace, lite=state.lite) as svc:
         svc.connectors.run_check(check_id)
 
 
