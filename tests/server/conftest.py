@@ -92,6 +92,7 @@ class Server:
     url: str
     key: str
     workspace: Path
+    app: Any = None
     clients: list[RecordingClient] = field(default_factory=list)
 
     @property
@@ -147,8 +148,10 @@ def running_server(
     background: bool = True,
     key: str | None = None,
     allow_dirs: Sequence[Path] = (),
+    clock: Any = None,
 ) -> Iterator[Server]:
-    """Serve `create_app(workspace, ...)` on a free loopback port for the `with` block."""
+    """Serve `create_app(workspace, ...)` on a free loopback port for the `with` block
+    (`clock`: the schedules' clock, see tests/server/clocks.py)."""
     workspace.mkdir(parents=True, exist_ok=True)
     if key is None:
         with Service(workspace) as service:
@@ -159,6 +162,7 @@ def running_server(
         max_running=max_running,
         background=background,
         allow_dirs=allow_dirs,
+        clock=clock,
     )
     sock = _free_socket()
     port = sock.getsockname()[1]
@@ -172,7 +176,7 @@ def running_server(
         assert thread.is_alive(), "the server thread ended before it started"
         assert time.monotonic() < end, "the server did not start"
         time.sleep(0.02)
-    served = Server(f"http://127.0.0.1:{port}", key, workspace)
+    served = Server(f"http://127.0.0.1:{port}", key, workspace, app)
     try:
         yield served
     finally:

@@ -1,6 +1,5 @@
-"""Schedules on a fast clock (`INGESTFLOW_SCHEDULE_SPEED=900`: "every 15 minutes" fires every
-second): a wiki-source workflow gets `scheduled` jobs, never two at once, and none after it is
-deleted."""
+"""Schedules on a fast clock (tests/server/clocks.py: "every 15 minutes" fires every second): a
+wiki-source workflow gets `scheduled` jobs, never two at once, and none after it is deleted."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ import httpx
 import pytest
 
 from tests.fakes.confluence import FakeConfluence
+from tests.server.clocks import FastClock
 from tests.server.conftest import API, NODES, Servers, wiki_source
 
 ACTIVE = ("SCHEDULED", "IN_PROGRESS")
@@ -34,10 +34,9 @@ def jobs_of(http: httpx.Client, workflow_id: str) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_scheduled_runs_never_overlap_and_stop_with_the_workflow(
-    monkeypatch: pytest.MonkeyPatch, wiki: FakeConfluence, serve: Servers
+    wiki: FakeConfluence, serve: Servers
 ) -> None:
-    monkeypatch.setenv("INGESTFLOW_SCHEDULE_SPEED", "900")  # read when the app starts
-    server = serve()
+    server = serve(clock=FastClock(speed=900))
     http = server.client()
     source = http.post(f"{API}/sources", json=wiki_source(wiki)).json()
     answer = http.post(
@@ -56,16 +55,12 @@ def test_scheduled_runs_never_overlap_and_stop_with_the_workflow(
 
     # watch the workflow's jobs until two have finished: never two unfinished at once
     seen: dict[str, dict[str, Any]] = {}
-    end = time.monotonic() + 40
-    first_at = None
+    end = time.monotonic() + 180  # a deadline only: runs take what the machine gives them
     while True:
         jobs = jobs_of(http, workflow["id"])
         unfinished = [j["id"] for j in jobs if j["status"] in ACTIVE]
         assert len(unfinished) <= 1, jobs
         seen.update({j["id"]: j for j in jobs})
-        if jobs and first_at is None:
-            first_at = time.monotonic()
-            assert first_at < end - 30, "no scheduled job within 10 s"
         if sum(j["status"] == "COMPLETED" for j in jobs) >= 2:
             break
         assert time.monotonic() < end, jobs

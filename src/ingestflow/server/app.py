@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Depends, FastAPI
 
@@ -17,6 +18,9 @@ from ingestflow.server import errors
 from ingestflow.server.deps import ServerState, require_key
 from ingestflow.server.routes import connectors, jobs, templates, workflows
 from ingestflow.service import LitePaths, Service, UploadLimits
+
+if TYPE_CHECKING:
+    from ingestflow.service.schedules import ScheduleClock
 
 API_PREFIX = "/api/v1"
 
@@ -27,10 +31,12 @@ def create_app(
     max_running: int = 2,
     background: bool = True,
     allow_dirs: Sequence[Path] = (),
+    clock: ScheduleClock | None = None,
 ) -> FastAPI:
     """The FastAPI app of a workspace. With `background` false no jobs are launched and no
     schedule fires (for tests of the API alone). Milvus Lite paths may lie in the workspace or
-    in `allow_dirs` (`serve --allow-dir`)."""
+    in `allow_dirs` (`serve --allow-dir`); `clock` is the schedules' clock (default: the wall
+    clock; tests pass a faster one)."""
     root = Path(workspace).resolve()
     state = ServerState(root, limits or UploadLimits(), LitePaths.served(root, allow_dirs))
 
@@ -43,7 +49,7 @@ def create_app(
             from ingestflow.service.schedules import Schedules
 
             state.launcher = Launcher(state.workspace, max_running, state.lite.allow_dirs)
-            state.schedules = Schedules(state.workspace, state.submitted)
+            state.schedules = Schedules(state.workspace, state.submitted, clock)
             state.launcher.start()
             state.schedules.start()
         try:

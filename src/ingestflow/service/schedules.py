@@ -1,69 +1,92 @@
 """Schedules: each stored workflow with a schedule runs on its cron expression while a server
 runs, as a `scheduled` job; a firing is skipped while the workflow's last run is unfinished.
 
-APScheduler does the timekeeping. `INGESTFLOW_SCHEDULE_SPEED` (a factor, default 1) runs the
-schedule clock faster than the wall clock — for tests and demonstrations only: at 900, "every 15
-minutes" fires every second.
+APScheduler does the timekeeping; croniter reads the cron expressions (standard crontab: in
+`0 0 * * 0`, day 0 is a Sunday), in UTC. A `ScheduleClock` maps the wall clock onto the
+schedules' clock: a server uses the wall clock itself; tests pass a faster one.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
+from croniter import croniter
 
 log = logging.getLogger("ingestflow.server")
+# a firing's own time, on the schedules' clock, may read a little before its cron time when a
+# clock maps times with rounding; cron times are whole minutes apart, so a second is safe
+_SLACK = timedelta(seconds=1)
 
 
-class ScaledCronTrigger(BaseTrigger):
-    """A cron trigger on a clock that runs `speed` times faster than real time from `origin`."""
+class ScheduleClock(Protocol):
+    """Maps wall-clock times to the schedules' clock and back."""
 
-    def __init__(self, cron: str, speed: float = 1.0, origin: datetime | None = None) -> None:
-        self.cron_expression = cron
-        self.cron = CronTrigger.from_crontab(cron, timezone=UTC)
-        self.speed = speed
-        self.origin = origin or datetime.now(UTC)
+    def schedule_time(self, real: datetime) -> datetime:
+        """The schedules' time at wall-clock time `real`."""
+        ...
 
-    def _virtual(self, real: datetime) -> datetime:
-        return self.origin + (real - self.origin) * self.speed
+    def real_time(self, moment: datetime) -> datetime:
+        """The wall-clock time at which the schedules' clock reads `moment` (never earlier)."""
+        ...
 
-    def _real(self, virtual: datetime) -> datetime:
-        return self.origin + (virtual - self.origin) / self.speed
+
+class WallClock:
+    """The schedules' clock is the wall clock (UTC)."""
+
+    def schedule_time(self, real: datetime) -> datetime:
+        """`real` itself."""
+        return real
+
+    def real_time(self, moment: datetime) -> datetime:
+        """`moment` itself."""
+        return moment
+
+
+class CronOnClock(BaseTrigger):
+    """An APScheduler trigger: a cron expression (UTC) on a schedule clock."""
+
+    def __init__(self, cron: str, clock: ScheduleClock) -> None:
+        self.cron = cron
+        self.clock = clock
 
     def get_next_fire_time(
         self, previous_fire_time: datetime | None, now: datetime
     ) -> datetime | None:
-        """The next real time at which the cron expression fires on the scaled clock."""
-        if self.speed == 1:
-            return self.cron.get_next_fire_time(previous_fire_time, now)
-        previous = None if previous_fire_time is None else self._virtual(previous_fire_time)
-        virtual_next = self.cron.get_next_fire_time(previous, self._virtual(now))
-        if virtual_next is None:
-            return None
-        real = self._real(virtual_next)
-        # a scaled clock rounds; never answer a time at or before the previous firing
-        if previous_fire_time is not None and real <= previous_fire_time:
-            real = previous_fire_time + timedelta(milliseconds=1)
-        return real
+        """The wall-clock time of the first cron time after `now` (and after the last firing)."""
+        moment = self.clock.schedule_time(now)
+        if previous_fire_time is not None:
+            # past the firing's own cron time, even where the clock's mapping rounded it
+            moment = max(moment, self.clock.schedule_time(previous_fire_time) + _SLACK)
+        return self.clock.real_time(croniter(self.cron, moment).get_next(datetime))
+
+    def fire_time(self, real: datetime) -> datetime:
+        """The cron time a firing at wall-clock time `real` stands for: the last one by then."""
+        moment = self.clock.schedule_time(real) + _SLACK
+        return croniter(self.cron, moment).get_prev(datetime).astimezone(UTC)
 
     def __str__(self) -> str:
-        return f"cron[{self.cron_expression}] x{self.speed:g}"
+        return f"cron[{self.cron}]"
 
 
 class Schedules:
     """The scheduled workflows of a workspace, kept in step with the store."""
 
-    def __init__(self, workspace: Path, on_submitted: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        on_submitted: Callable[[], None] | None = None,
+        clock: ScheduleClock | None = None,
+    ) -> None:
         self.workspace = Path(workspace)
         self.on_submitted = on_submitted or (lambda: None)
-        self.speed = float(os.environ.get("INGESTFLOW_SCHEDULE_SPEED", "1") or 1)
+        self.clock: ScheduleClock = clock or WallClock()
+        self.triggers: dict[str, CronOnClock] = {}
         self.scheduler = BackgroundScheduler(
             timezone=UTC,
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60},
@@ -87,18 +110,21 @@ class Schedules:
         """Follow a workflow's create, update (`record`) or delete (`record` None)."""
         if self.scheduler.get_job(workflow_id) is not None:
             self.scheduler.remove_job(workflow_id)
+        self.triggers.pop(workflow_id, None)
         if record is not None and record.get("schedule"):
             self._add(record)
 
-    def jobs(self) -> list[str]:
-        """Ids of the scheduled workflows."""
-        return [job.id for job in self.scheduler.get_jobs()]
+    def scheduled(self) -> dict[str, str]:
+        """The cron expression of each scheduled workflow, by workflow id."""
+        return {workflow_id: trigger.cron for workflow_id, trigger in self.triggers.items()}
 
     def _add(self, record: dict[str, Any]) -> None:
         cron = record["schedule"]["crontab_entries"][0]["cron_expression"]
+        trigger = CronOnClock(cron, self.clock)
+        self.triggers[record["id"]] = trigger
         self.scheduler.add_job(
             self.fire,
-            ScaledCronTrigger(cron, self.speed),
+            trigger,
             args=[record["id"]],
             id=record["id"],
             name=record["name"],
