@@ -2,6 +2,8 @@
 
 The launcher starts one per job, so a server keeps answering while jobs run, and a job that
 crashes takes only its own process down (the next workspace open marks it FAILED, interrupted).
+The launcher hands the job over IN_PROGRESS and owned by this process, so cancelling it sends
+this process SIGINT from the start: before the run can stop itself cleanly, that stops the job.
 """
 
 from __future__ import annotations
@@ -22,15 +24,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("job_id")
     parser.add_argument("--allow-dir", action="append", default=[], type=Path)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)  # exit 2 on bad usage
-    from ingestflow.offline import set_offline_env
+    try:
+        from ingestflow.offline import set_offline_env
 
-    set_offline_env()
-    from ingestflow.service import LitePaths, Service
+        set_offline_env()
+        from ingestflow.service import LitePaths, Service
 
-    lite = LitePaths.served(args.workspace, args.allow_dir)
-    with Service(args.workspace, create=False, lite=lite) as service:
-        record = service.runs.execute(args.job_id)
-    return 0 if record["status"] == "COMPLETED" else 1
+        lite = LitePaths.served(args.workspace, args.allow_dir)
+        with Service(args.workspace, create=False, lite=lite) as service:
+            record = service.runs.execute(args.job_id)
+        return 0 if record["status"] == "COMPLETED" else 1
+    except KeyboardInterrupt:
+        stopped_early(args.workspace, args.job_id)
+        return 1
+
+
+def stopped_early(workspace: Path, job_id: str) -> None:
+    """Mark the job STOPPED when it is still this process's and unfinished (cancelled before
+    the run could stop itself)."""
+    from ingestflow.store import open_workspace
+    from ingestflow.store.jobs import ACTIVE_STATUSES, process_owner
+
+    with open_workspace(workspace) as ws:
+        row = ws.job_row(job_id)
+        if row["status"] in ACTIVE_STATUSES and row["owner"] == process_owner():
+            ws.update_job(
+                row["id"],
+                status="STOPPED",
+                processing_status="STOPPED",
+                message="cancelled before it began",
+            )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """The launcher: starts SCHEDULED jobs as job processes while a server runs.
 
 At most `max_running` jobs run at once, and never two of one workflow (the second waits,
-SCHEDULED, until the first ends). Stopping the launcher asks running jobs to stop the way Ctrl-C
-does (finished documents kept) and reaps every process it started.
+SCHEDULED, until the first ends). Several servers may serve one workspace: a job is claimed in
+the store as its process starts (`store.claims.launch_job`), so one launcher starts it. Stopping
+the launcher asks running jobs to stop the way Ctrl-C does (finished documents kept) and reaps
+every process it started.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-
-from ingestflow.store.jobs import process_owner
 
 log = logging.getLogger("ingestflow.server")
 
@@ -83,6 +83,7 @@ class Launcher:
 
     def _launch(self) -> None:
         from ingestflow.store import Workspace
+        from ingestflow.store.claims import launch_job
 
         ws = Workspace(self.workspace)
         try:
@@ -99,10 +100,10 @@ class Launcher:
                     continue
                 if row["workflow_id"] in busy:
                     continue  # one run of a workflow at a time: this one waits its turn
-                process = self._spawn(row["id"])
-                ws.set_owner(row["id"], process_owner(process.pid))
-                self.running[row["id"]] = (row["workflow_id"], process)
-                busy.add(row["workflow_id"])
+                process = launch_job(ws.db, row["id"], lambda job=row["id"]: self._spawn(job))
+                busy.add(row["workflow_id"])  # started here or elsewhere: its turn is taken
+                if process is not None:
+                    self.running[row["id"]] = (row["workflow_id"], process)
         finally:
             ws.close()
 

@@ -353,9 +353,11 @@ class Runs:
     def execute(self, job_id: str, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Run a SCHEDULED background job in this process (the job process calls this)."""
         from ingestflow.errors import one_line as reason
+        from ingestflow.store.claims import take_job
+        from ingestflow.store.jobs import process_owner
 
         row = self.ws.job_row(job_id)
-        if row["status"] != "SCHEDULED":
+        if not take_job(self.ws.db, row["id"], process_owner()):
             return self.ws.job_record(job_id)  # cancelled, or started by another process
         info = json.loads(row["info"] or "{}")
         run = info.get("run") or {}

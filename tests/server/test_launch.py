@@ -1,0 +1,44 @@
+"""A job is IN_PROGRESS from the moment its process is launched: cancelling it while the process
+still starts (here: while the wiki's precheck hangs) stops it for good."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.fakes.confluence import FakeConfluence, Fault
+from tests.server.conftest import API, Server, local_workflow, wiki_source
+
+
+@pytest.mark.slow
+def test_a_job_cancelled_while_its_process_starts_stays_stopped(
+    server: Server, wiki: FakeConfluence
+) -> None:
+    http = server.client()
+    source = http.post(f"{API}/sources", json=wiki_source(wiki)).json()
+    workflow = http.post(
+        f"{API}/workflows", json={**local_workflow("from wiki"), "source_id": source["id"]}
+    ).json()
+    wiki.inject("/rest/api/space", Fault.slow(20.0, times=None))  # the precheck's first call
+    answer = http.post(f"{API}/workflows/{workflow['id']}/run")
+    assert answer.status_code == 202, answer.text
+    job_id = answer.json()["id"]
+
+    end = time.monotonic() + 120
+    while not wiki.requests_to("/rest/api/space"):  # the job process is in its precheck
+        assert time.monotonic() < end, "the job process never reached its precheck"
+        time.sleep(0.05)
+    assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "IN_PROGRESS"
+    answer = http.post(f"{API}/jobs/{job_id}/cancel")
+    assert answer.status_code == 200, answer.text
+
+    launcher = server.app.state.ingestflow.launcher
+    while launcher.running:  # the job process has ended (and been reaped)
+        assert time.monotonic() < end, "the cancelled job's process did not end"
+        time.sleep(0.05)
+    details = http.get(f"{API}/jobs/{job_id}/details").json()
+    assert details["processing_status"] == "STOPPED", details
+    assert "before it began" in details["message"]
+    assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "STOPPED"
+    assert not wiki.requests_to("/rest/api/content")  # no page was read
