@@ -90,7 +90,7 @@ class Server:
     """A running server: its base URL, an active API key, its workspace."""
 
     url: str
-    key: str
+    key: str = field(repr=False)
     workspace: Path
     app: Any = None
     clients: list[RecordingClient] = field(default_factory=list)

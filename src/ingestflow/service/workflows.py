@@ -179,12 +179,10 @@ class Workflows:
         return records[start : start + page_size]
 
     def scheduled(self) -> list[dict[str, Any]]:
-        """Records of the long-lived workflows that have a schedule."""
-        return [
-            _record(r)
-            for r in self.ws.workflows.select("kind = ?", (PERSISTENT,))
-            if r["body"].get("schedule")
-        ]
+        """Records of the long-lived workflows that have a schedule (read every few seconds by
+        each server: only those rows are decoded)."""
+        where = "kind = ? AND json_extract(body, '$.schedule') IS NOT NULL"
+        return [_record(r) for r in self.ws.workflows.select(where, (PERSISTENT,))]
 
     # --- rules only a store can check ---------------------------------------------------
     def _check(self, body: Any) -> CheckedWorkflow:

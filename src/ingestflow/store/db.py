@@ -66,6 +66,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE jobs ADD COLUMN finished_at TEXT;
     """,
+    # 5: each firing of a schedule, claimed once by whichever server got there first (several
+    # servers may serve one workspace): its job, or why it submitted none
+    """
+    CREATE TABLE schedule_firings (
+        workflow_id TEXT NOT NULL, fire_time TEXT NOT NULL, fired_at TEXT NOT NULL,
+        server TEXT, job_id TEXT, note TEXT, PRIMARY KEY (workflow_id, fire_time)
+    );
+    """,
 )
 
 

@@ -2,7 +2,8 @@
 
 Layout of a workspace (`./.ingestflow` by default):
   ingestflow.db          jobs, job_files, file_state (reprocess_all: false), connectors,
-                         workflows, api_keys, connection_checks (see db.py for the migrations)
+                         workflows, api_keys, connection_checks, schedule_firings (see db.py
+                         for the migrations, claims.py for the writes several processes share)
   jobs/<job id>/nodes/<node id>/<file id>.json   each node's output per file (traced runs)
   jobs/<job id>/output/  the output of a job run through the API (local destination)
   uploads/<job id>/      files uploaded to a job through the API
