@@ -20,6 +20,7 @@ from ingestflow.spec.models import (
     VectorDBConfig,
     WikiConfig,
 )
+from ingestflow.spec.names import name_problem
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.validate import url_credential_problems, wiki_auth_problems
@@ -159,6 +160,9 @@ def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
         problems.append(
             Problem("name", "the connector name must not be empty", found=connector.name)
         )
+    unprintable = name_problem("name", connector.name, "connector")
+    if unprintable is not None:
+        problems.append(unprintable)
     if config is not None:
         problems.extend(entry.config_rules(config))
     return CheckedConnector(connector, config, problems)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 from pathlib import Path
@@ -32,30 +33,64 @@ _TYPE_WORDS = {
 def load_json_file(path: Path) -> tuple[Any, list[Problem]]:
     """Read a JSON file; a missing file or malformed JSON is a Problem (with line and column)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None, [Problem("$", f"file not found: {path}", hint="check the path")]
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         return None, [Problem("$", f"cannot read {path}: {exc.__class__.__name__}: {exc}")]
+    return load_json_bytes(raw)
+
+
+def load_json_bytes(raw: bytes) -> tuple[Any, list[Problem]]:
+    """Parse JSON from bytes as `load_json_text` does; the bytes must be UTF-8 (RFC 8259). A file
+    for `ingestflow validate` and an API body both come this way, so both obey the same rules."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [
+            Problem(
+                "$",
+                f"the text is not UTF-8: byte {exc.start} is 0x{raw[exc.start]:02x}, which "
+                "cannot appear there in UTF-8",
+                hint="save or send it as UTF-8 (JSON is UTF-8)",
+            )
+        ]
     return load_json_text(text)
 
 
 #: Deeper than this, a workflow or connector file is refused (real ones are a few levels deep).
 MAX_DEPTH = 64
+#: At most this many problems of the text itself (duplicate keys, lone surrogates) are listed.
+MAX_PROBLEMS = 50
 
 
 def load_json_text(text: str) -> tuple[Any, list[Problem]]:
     """Parse JSON text; malformed JSON is a Problem naming its line and column (secrets masked in
-    the excerpt). Duplicate keys, nesting deeper than MAX_DEPTH, numbers too long to read and text
-    that is not valid Unicode are problems too, never exceptions."""
-    duplicates: list[str] = []
+    the excerpt). Duplicate keys (at their JSON path), nesting deeper than MAX_DEPTH, numbers too
+    long to read and text that is not valid Unicode are problems too, never exceptions. A leading
+    byte order mark is ignored, as RFC 8259 allows (Windows editors write one)."""
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        return None, [
+            Problem(
+                "$",
+                "the JSON text is empty",
+                hint="a workflow or a connector is a JSON object: {...}",
+            )
+        ]
+    # objects with a key twice, kept alive (a value that a later duplicate replaced would be
+    # freed, and its id reused) until their paths are known
+    duplicated: list[tuple[dict[str, Any], list[str]]] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        twice: dict[str, None] = {}  # a dict, not a list: a hostile object repeats many keys
         for key, value in items:
             if key in out:
-                duplicates.append(key)
+                twice[key] = None
             out[key] = value
+        if twice:
+            duplicated.append((out, list(twice)))
         return out
 
     try:
@@ -76,17 +111,47 @@ def load_json_text(text: str) -> tuple[Any, list[Problem]]:
         if "digits" in said:
             said = "a number has more digits than can be read (at most 4300)"
         return None, [Problem("$", f"a value cannot be read: {said}", hint="shorten it")]
-    problems = [
-        Problem(
-            "$",
-            f"key `{key}` appears twice in one object: which one counts would be a guess",
-            found=key,
-            hint="keep one of them",
+    problems = shape_problems(data)
+    if duplicated and problems != [_too_deep()]:
+        problems = _duplicate_problems(data, duplicated) + problems
+    if len(problems) > MAX_PROBLEMS:  # a text made of broken values is not echoed whole
+        more = len(problems) - MAX_PROBLEMS
+        rest = Problem(
+            "$", f"and {more} more problem(s) of the kinds above", hint="fix those first"
         )
-        for key in dict.fromkeys(duplicates)
-    ]
-    problems += shape_problems(data)
+        problems = [*problems[:MAX_PROBLEMS], rest]
     return (None if problems else data), problems
+
+
+def _duplicate_problems(
+    data: Any, duplicated: list[tuple[dict[str, Any], list[str]]]
+) -> list[Problem]:
+    """A problem at the JSON path of each key given twice in one object."""
+    twice = {id(obj): keys for obj, keys in duplicated}
+    problems: list[Problem] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            for key in twice.get(id(value), ()):
+                said = key if _unicode(key) else "?"  # a lone surrogate cannot be sent back
+                problems.append(
+                    Problem(
+                        join_path(*path, said) or "$",
+                        f"key `{said}` appears twice in one object: which one counts would be "
+                        "a guess",
+                        found=said,
+                        hint="keep one of them",
+                    )
+                )
+            stack += [
+                (child, (*path, key if _unicode(key) else "?"))
+                for key, child in reversed(value.items())
+            ]
+        elif isinstance(value, list):
+            stack += [(child, (*path, i)) for i, child in reversed(list(enumerate(value)))]
+    # an object that a later duplicate replaced is not in `data`: its outer key is reported
+    return problems
 
 
 def _too_deep() -> Problem:
@@ -144,13 +209,18 @@ def _line_excerpt(text: str, lineno: int) -> str:
         return ""
     start = sum(len(line) for line in lines[: lineno - 1])
     end = start + len(lines[lineno - 1])
-    masked = list(text[start:end])
+    secret = [False] * (end - start)
     for first, last in _secret_spans(text, end):
         for i in range(max(first, start), min(last, end)):
-            masked[i - start] = "\0"
-    line = "".join(masked).strip()
-    line = re.sub("\0+", lambda m: MASK, line)
-    return line[:120]
+            secret[i - start] = True
+    # each run of secret characters becomes one MASK; the line's own characters (a NUL too)
+    # stay as they are
+    pieces, at = [], start
+    for hidden, run in itertools.groupby(secret):
+        size = len(list(run))
+        pieces.append(MASK if hidden else text[at : at + size])
+        at += size
+    return "".join(pieces).strip()[:120]
 
 
 def _secret_spans(text: str, stop: int) -> list[tuple[int, int]]:

@@ -16,6 +16,7 @@ from ingestflow.spec.catalog import (
 )
 from ingestflow.spec.graph import ordering_problems
 from ingestflow.spec.models import WorkflowCreate, WorkflowNode
+from ingestflow.spec.names import name_problem
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.registry import NodeKind
 
@@ -75,7 +76,8 @@ def _first(nodes: Sequence[ParsedNode], type_: str) -> ParsedNode | None:
 
 
 def names(wf: WorkflowCreate, nodes: Sequence[ParsedNode], ctx: RuleContext) -> Iterable[Problem]:
-    """The workflow and each node have a non-empty name; node names are unique in a workflow."""
+    """The workflow and each node have a non-empty name of printable characters; node names are
+    unique in a workflow."""
     if not wf.name.strip():
         yield Problem(
             "name",
@@ -83,6 +85,12 @@ def names(wf: WorkflowCreate, nodes: Sequence[ParsedNode], ctx: RuleContext) -> 
             found=wf.name,
             hint="give the workflow a unique name",
         )
+    for problem in (
+        name_problem("name", wf.name, "workflow"),
+        *(name_problem(f"{n.path}.name", n.node.name, "node") for n in nodes),
+    ):
+        if problem is not None:
+            yield problem
     keys: dict[str, ParsedNode] = {}
     for node in nodes:
         given = node.node.id
