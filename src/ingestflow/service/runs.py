@@ -9,6 +9,7 @@ runs it later, so the server keeps answering while it does.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import unicodedata
@@ -430,13 +431,28 @@ def run_node(
     return done.elements
 
 
+#: The longest file name the usual filesystems take (NAME_MAX), in bytes of UTF-8.
+MAX_NAME_BYTES = 255
+#: A longer suffix is not an extension (`.pdf`, `.docx`): it is cut with the rest of the name.
+_MAX_SUFFIX_BYTES = 32
+
+
 def safe_filename(name: str | None, number: int) -> str:
-    """A file name that is only a name: no folders, no `..`, no control characters."""
+    """A file name that is only a name: no folders, no `..`, no control characters, and at
+    most MAX_NAME_BYTES of UTF-8, cut before its extension and never inside a character."""
     base = unicodedata.normalize("NFC", str(name or "")).replace("\\", "/").split("/")[-1]
+    base = base.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate names no file
     base = re.sub(r"[\x00-\x1f\x7f]", "", base).strip()
     if base in ("", ".", "..") or base.startswith("."):
         base = f"upload-{number}{Path(base).suffix if base not in ('.', '..') else ''}"
-    return base[:200]
+    if len(base.encode("utf-8")) <= MAX_NAME_BYTES:
+        return base
+    stem, suffix = os.path.splitext(base)
+    if len(suffix.encode("utf-8")) > _MAX_SUFFIX_BYTES:
+        stem, suffix = base, ""
+    room = MAX_NAME_BYTES - len(suffix.encode("utf-8"))
+    # "ignore" drops only the bytes of a character the cut split (the rest is valid UTF-8)
+    return stem.encode("utf-8")[:room].decode("utf-8", "ignore").rstrip() + suffix
 
 
 def _upload_names(uploads: list[Upload]) -> list[str]:
