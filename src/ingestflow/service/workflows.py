@@ -171,8 +171,8 @@ class Workflows:
             and (destination_id is None or destination_id in r["destinations"])
             and (status is None or r["status"] == status)
             and (name is None or name.lower() in r["name"].lower())
-            and (since is None or datetime.fromisoformat(r["created_at"]) >= since)
-            and (before is None or datetime.fromisoformat(r["created_at"]) < before)
+            and (since is None or _in_terms_of(r["created_at"], since) >= since)
+            and (before is None or _in_terms_of(r["created_at"], before) < before)
         ]
         records.sort(key=lambda r: str(r.get(sort_by) or ""), reverse=sort_direction == "desc")
         start = (page - 1) * page_size
@@ -260,14 +260,22 @@ def _with_node_ids(body: dict[str, Any], old: list[dict[str, Any]] | None) -> di
 
 
 def _instant(field: str, value: str | None, problems: list[Problem]) -> datetime | None:
+    """A filter's date or time; naive means local time (see `_in_terms_of`)."""
     if value is None:
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         problems.append(Problem(field, "not an ISO 8601 date or time", found=value))
         return None
-    return moment if moment.tzinfo else moment.astimezone()
+
+
+def _in_terms_of(created_at: str, bound: datetime) -> datetime:
+    """A record's creation time, comparable with `bound`: as local wall time when the bound is
+    naive. The record is converted, never the bound: year 1 or 9999 local time is outside what
+    a datetime holds once moved to UTC (that was a 500)."""
+    moment = datetime.fromisoformat(created_at)
+    return moment if bound.tzinfo else moment.astimezone().replace(tzinfo=None)
 
 
 def _name_taken(name: str) -> WorkflowInvalid:
