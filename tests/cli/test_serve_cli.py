@@ -70,3 +70,42 @@ def test_serve_answers_with_a_key_and_stops_cleanly_on_ctrl_c(tmp_path: Path) ->
         _, err = server.communicate(timeout=60)
     assert server.returncode == 0, err
     assert "Traceback" not in err and key not in err
+
+
+@pytest.mark.slow
+def test_serve_max_body_mb_bounds_json_bodies(tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    made = subprocess.run(
+        [*EXE, "keys", "create", "--workspace", ws], capture_output=True, text=True, timeout=60
+    )
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip().splitlines()[-1]
+    port = _free_port()
+    server = subprocess.Popen(
+        [*EXE, "serve", "--workspace", ws, "--port", str(port), "--max-body-mb", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/api/v1/workflows"
+        headers = {"service-api-key": key, "content-type": "application/json"}
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(url, headers=headers)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        body = b'{"name": "big", "workflow_type": "custom"}'
+        over = httpx.post(url, headers=headers, content=body + b" " * (1 << 20))
+        assert over.status_code == 413, over.text
+        assert "at most 1 MB" in over.json()["detail"] and "--max-body-mb" in over.text
+        under = httpx.post(url, headers=headers, content=body + b" " * ((1 << 20) - len(body)))
+        assert under.status_code == 422, under.text  # read and judged: a custom one needs nodes
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err

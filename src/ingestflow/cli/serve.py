@@ -34,6 +34,15 @@ def serve(
             "databases may lie; repeatable. Relative Lite paths resolve inside the workspace.",
         ),
     ] = None,
+    max_body_mb: Annotated[
+        int,
+        typer.Option(
+            "--max-body-mb",
+            min=1,
+            help="Size of a JSON body (a workflow, a connector) or of an on-demand job's "
+            "request_data, in MB.",
+        ),
+    ] = 2,
 ) -> None:
     """Serve the REST API under /api/v1 (OpenAPI at /openapi.json, docs at /docs). Every
     request needs a key from `ingestflow keys create` in the `service-api-key` header."""
@@ -55,8 +64,7 @@ def serve(
     from ingestflow.server.app import create_app
 
     set_offline_env()
-    app_ = create_app(
-        workspace, UploadLimits(max_files, max_file_mb << 20), max_jobs, allow_dirs=allow_dir or []
-    )
+    limits = UploadLimits(max_files, max_file_mb << 20, max_body_mb << 20)
+    app_ = create_app(workspace, limits, max_jobs, allow_dirs=allow_dir or [])
     typer.echo(f"serving workspace {workspace.resolve()} at http://{host}:{port}/api/v1", err=True)
     uvicorn.run(app_, host=host, port=port, log_level="info", server_header=False)

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
@@ -78,14 +79,60 @@ def one_line(exc: BaseException) -> str:
 
 
 class CatchAll(BaseHTTPMiddleware):
-    """The last resort: an unexpected exception is a 500 with one line, logged as one line."""
+    """The last resort: an unexpected exception is a 500 with one generic line (its text may
+    hold a path of this machine, or worse), and is logged as one line where the operator looks."""
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         try:
             return await call_next(request)
         except Exception as exc:
             log.error("%s %s: %s", request.method, request.url.path, one_line(exc))
-            return JSONResponse({"detail": f"internal error: {one_line(exc)}"}, status_code=500)
+            return JSONResponse({"detail": INTERNAL}, status_code=500)
+
+
+INTERNAL = (
+    "internal error: the server failed unexpectedly; the server's log has the reason "
+    "(report it with the time of the request)"
+)
+
+
+class ErrorMessage(BaseModel):
+    """An error answer other than 422: `{"detail": "what failed and how to fix it"}`."""
+
+    detail: str
+
+
+class ProblemItem(BaseModel):
+    """One broken rule of a 422: where (`loc`), what (`msg`), its kind (`type`)."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class Invalid(BaseModel):
+    """A 422: every problem found, as `ingestflow validate` reports them."""
+
+    detail: list[ProblemItem]
+
+
+_MEANINGS = {
+    404: "Not found: no such resource (workflow, job, file, node, connector or template).",
+    409: "Conflict with the resource's state: a job scheduled or running, a connector in use, "
+    "a job already finished.",
+    422: "Invalid: every problem of the body, as `ingestflow validate` reports them.",
+    413: "Too large: the body, a form field or an upload is over the server's limits "
+    "(`serve --max-body-mb`, `--max-file-mb`, `--max-files`).",
+}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI `responses` of the error statuses a route answers (422 for a route whose
+    body FastAPI does not read itself, so does not declare)."""
+    return {
+        s: {"model": Invalid if s == 422 else ErrorMessage, "description": _MEANINGS[s]}
+        for s in statuses
+    }
 
 
 def install(app: FastAPI) -> None:

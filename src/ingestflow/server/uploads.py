@@ -9,7 +9,9 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ingestflow.errors import WorkflowInvalid
+from ingestflow.server.bodies import bounded
 from ingestflow.service import Upload, UploadLimits
+from ingestflow.service.bodies import too_large
 from ingestflow.service.runs import size_text
 from ingestflow.service.validation import Problem
 
@@ -55,19 +57,29 @@ async def read_form(
                 what="request",
             )
         return [], {}
-    declared = request.headers.get("content-length")
-    ceiling = limits.max_files * limits.max_file_bytes + (1 << 20)
-    if declared and declared.isdigit() and int(declared) > ceiling:
-        raise HTTPException(
+    # the files, the extra fields (POST /jobs's request_data) and room for the parts' headers
+    room = extra_fields * limits.max_body_bytes
+    ceiling = limits.max_files * limits.max_file_bytes + room + (1 << 20)
+
+    def over(size: int | None) -> HTTPException:
+        return HTTPException(
             413,
-            f"the request is {size_text(int(declared))}; at most {limits.max_files} files of "
-            f"{size_text(limits.max_file_bytes)} each are accepted",
+            f"the request is {size_text(size) if size else 'over ' + size_text(ceiling)}; at most "
+            f"{limits.max_files} files of {size_text(limits.max_file_bytes)} each are accepted "
+            "(raise `serve --max-files` or `--max-file-mb` to accept more)",
         )
+
     try:
-        form = await request.form(
-            max_files=limits.max_files + 1, max_fields=16 + extra_fields, max_part_size=4 << 20
+        form = await bounded(request, ceiling, over).form(
+            max_files=limits.max_files + 1,
+            max_fields=16 + extra_fields,
+            max_part_size=limits.max_body_bytes,
         )
-    except StarletteHTTPException as exc:  # the parser's own limits (files, fields)
+    except HTTPException:
+        raise
+    except StarletteHTTPException as exc:  # the parser's own limits (part size, files, fields)
+        if str(exc.detail).startswith("Part exceeded maximum size"):
+            raise too_large(None, limits.max_body_bytes, "a form field (`request_data`)") from None
         raise WorkflowInvalid(
             [
                 Problem(

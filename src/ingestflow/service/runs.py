@@ -38,10 +38,14 @@ class Upload:
 
 @dataclass(frozen=True)
 class UploadLimits:
-    """What one request may upload (the hosted service allows 10 files of 10 MB)."""
+    """What one request may upload (the hosted service allows 10 files of 10 MB), and how large
+    a JSON body or an on-demand job's `request_data` may be (`serve --max-body-mb`)."""
 
     max_files: int = 100
     max_file_bytes: int = 100 << 20
+    # Real workflow and connector bodies are a few KB; parsing takes ~140x their size in memory
+    # (a 50 MB body peaked at 6.9 GB), so 2 MB keeps the worst case near 300 MB.
+    max_body_bytes: int = 2 << 20
 
 
 @dataclass
@@ -294,9 +298,10 @@ class Runs:
     ) -> dict[str, Any]:
         """An on-demand job: a workflow that lives only for this job (`template_id` or
         `job_nodes`, local files in and out)."""
+        from ingestflow.service.bodies import request_data as parsed
         from ingestflow.service.workflows import ON_DEMAND
 
-        data = _request_data(request_data)
+        data = parsed(request_data, limits or UploadLimits())
         name = f"on-demand {uuid.uuid4()}"
         if "template_id" in data:  # local files in and out: the template's nodes, as custom
             from ingestflow.spec.templates import TEMPLATES
@@ -497,28 +502,6 @@ def size_text(size: int) -> str:
     if size < 1 << 20:
         return f"{size / (1 << 10):g} KB"
     return f"{size / (1 << 20):g} MB"
-
-
-def _request_data(raw: Any) -> dict[str, Any]:
-    """The on-demand job's `request_data`: `{"template_id": ...}` or `{"job_nodes": [...]}`."""
-    data = raw
-    if isinstance(raw, str | bytes):
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
-    if not isinstance(data, dict) or ("template_id" in data) == ("job_nodes" in data):
-        raise WorkflowInvalid(
-            [
-                Problem(
-                    "request_data",
-                    "request_data is a JSON object with either `template_id` or `job_nodes`",
-                    hint='e.g. {"template_id": "fast_partition"}',
-                )
-            ],
-            what="job request",
-        )
-    return data
 
 
 def parse_policies(items: list[str]) -> dict[str, str]:

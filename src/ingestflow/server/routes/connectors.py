@@ -2,32 +2,32 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Body, Query
+from fastapi import APIRouter, BackgroundTasks, Query
 
+from ingestflow.server.bodies import JsonBody, json_doc
 from ingestflow.server.deps import ServiceDep, StateDep, both
+from ingestflow.server.errors import responses
 
 router = APIRouter(tags=["connectors"])
-ConnectorBody = Annotated[
-    dict[str, Any],
-    Body(
-        openapi_examples={
-            "vectordb": {
-                "value": {
-                    "name": "milvus lite",
-                    "type": "vectordb",
-                    "config": {
-                        "uri": "/data/milvus.db",
-                        "user": "",
-                        "password": "x",
-                        "db_name": "default",
-                        "collection_name": "elements",
-                    },
-                }
+_CREATE_DOC = json_doc(
+    "A connector: name (unique), type, config.",
+    {
+        "vectordb": {
+            "value": {
+                "name": "milvus lite",
+                "type": "vectordb",
+                "config": {
+                    "uri": "/data/milvus.db",
+                    "user": "",
+                    "password": "x",
+                    "db_name": "default",
+                    "collection_name": "elements",
+                },
             }
         }
-    ),
-]
-UpdateBody = Annotated[dict[str, Any], Body(description='`{"config": {...}}`')]
+    },
+)
+_UPDATE_DOC = json_doc('`{"config": {...}}`')
 
 
 def _routes(role: str) -> None:
@@ -44,22 +44,42 @@ def _routes(role: str) -> None:
         """Stored connectors of this role (secrets masked)."""
         return svc.connectors.list(role, source_type or destination_type)
 
-    @both(router, "POST", plural, name=f"create_{role}")
-    def create(body: ConnectorBody, svc: ServiceDep) -> dict[str, Any]:
+    @both(
+        router,
+        "POST",
+        plural,
+        name=f"create_{role}",
+        openapi_extra=_CREATE_DOC,
+        responses=responses(413, 422),
+    )
+    def create(body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
         """Store a connector: name (unique), type, config."""
         return svc.connectors.create(body, role)
 
-    @both(router, "GET", plural + "/{connector_id}", name=f"get_{role}")
+    @both(router, "GET", plural + "/{connector_id}", name=f"get_{role}", responses=responses(404))
     def get(connector_id: str, svc: ServiceDep) -> dict[str, Any]:
         """One connector (secrets masked)."""
         return svc.connectors.get(connector_id, role)
 
-    @both(router, "PUT", plural + "/{connector_id}", name=f"update_{role}")
-    def update(connector_id: str, body: UpdateBody, svc: ServiceDep) -> dict[str, Any]:
+    @both(
+        router,
+        "PUT",
+        plural + "/{connector_id}",
+        name=f"update_{role}",
+        openapi_extra=_UPDATE_DOC,
+        responses=responses(404, 413),
+    )
+    def update(connector_id: str, body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
         """Replace the config; a secret sent back masked keeps its stored value."""
         return svc.connectors.update(connector_id, body, role)
 
-    @both(router, "DELETE", plural + "/{connector_id}", name=f"delete_{role}")
+    @both(
+        router,
+        "DELETE",
+        plural + "/{connector_id}",
+        name=f"delete_{role}",
+        responses=responses(404, 409),
+    )
     def delete(connector_id: str, svc: ServiceDep) -> dict[str, Any]:
         """Delete a connector no workflow uses."""
         return svc.connectors.delete(connector_id, role)
@@ -70,6 +90,7 @@ def _routes(role: str) -> None:
         plural + "/{connector_id}/connection-check",
         name=f"check_{role}",
         status_code=202,
+        responses=responses(404),
     )
     def start_check(
         connector_id: str, svc: ServiceDep, state: StateDep, tasks: BackgroundTasks
@@ -79,7 +100,13 @@ def _routes(role: str) -> None:
         tasks.add_task(_run_check, state, record["id"])
         return record
 
-    @both(router, "GET", plural + "/{connector_id}/connection-check", name=f"last_check_{role}")
+    @both(
+        router,
+        "GET",
+        plural + "/{connector_id}/connection-check",
+        name=f"last_check_{role}",
+        responses=responses(404),
+    )
     def last_check(connector_id: str, svc: ServiceDep) -> dict[str, Any]:
         """The latest connection check of the connector."""
         return svc.connectors.last_check(connector_id, role)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from ingestflow.server.deps import ServiceDep, StateDep, both
+from ingestflow.server.errors import responses
 from ingestflow.server.uploads import MULTIPART_DOC, read_form
 from ingestflow.service import Service
 from ingestflow.service.jobs import information
@@ -45,7 +46,7 @@ def list_jobs(
     return [information(r) for r in svc.jobs.list(workflow_id, status)]
 
 
-@both(router, "POST", "/jobs", openapi_extra=_ON_DEMAND_DOC)
+@both(router, "POST", "/jobs", openapi_extra=_ON_DEMAND_DOC, responses=responses(413, 422))
 async def create_job(request: Request, state: StateDep) -> dict[str, Any]:
     """An on-demand job: `request_data` names a template or lists the nodes; files are its input."""
     files, fields = await read_form(request, state.limits, extra_fields=1)
@@ -59,25 +60,25 @@ async def create_job(request: Request, state: StateDep) -> dict[str, Any]:
     return record
 
 
-@both(router, "GET", "/jobs/{job_id}")
+@both(router, "GET", "/jobs/{job_id}", responses=responses(404))
 def get_job(job_id: str, svc: ServiceDep) -> dict[str, Any]:
     """One job."""
     return svc.jobs.information(job_id)
 
 
-@both(router, "GET", "/jobs/{job_id}/details")
+@both(router, "GET", "/jobs/{job_id}/details", responses=responses(404))
 def job_details(job_id: str, svc: ServiceDep) -> dict[str, Any]:
     """Processing status and per-node counts."""
     return svc.jobs.details(job_id)
 
 
-@both(router, "GET", "/jobs/{job_id}/failed-files")
+@both(router, "GET", "/jobs/{job_id}/failed-files", responses=responses(404))
 def failed_files(job_id: str, svc: ServiceDep) -> dict[str, Any]:
     """The documents that failed, each with its reason."""
     return svc.jobs.failed_files(job_id)
 
 
-@both(router, "GET", "/jobs/{job_id}/download")
+@both(router, "GET", "/jobs/{job_id}/download", responses=responses(404))
 def download(
     job_id: str, file_id: str, svc: ServiceDep, node_id: str | None = None
 ) -> list[dict[str, Any]]:
@@ -85,7 +86,7 @@ def download(
     return svc.jobs.download(job_id, file_id, node_id)
 
 
-@both(router, "POST", "/jobs/{job_id}/cancel")
+@both(router, "POST", "/jobs/{job_id}/cancel", responses=responses(404, 409))
 def cancel(job_id: str, svc: ServiceDep) -> dict[str, Any]:
     """Stop a job (finished documents are kept)."""
     return svc.jobs.cancel(job_id)

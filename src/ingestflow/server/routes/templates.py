@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from ingestflow.server.deps import ServiceDep, both
+from ingestflow.server.errors import responses
 
 router = APIRouter(tags=["templates"])
 
@@ -17,7 +18,7 @@ def list_templates(svc: ServiceDep) -> list[dict[str, Any]]:
     return svc.templates.list()
 
 
-@both(router, "GET", "/templates/{template_id}")
+@both(router, "GET", "/templates/{template_id}", responses=responses(404))
 def get_template(template_id: str, svc: ServiceDep) -> dict[str, Any]:
     """One template with its nodes."""
     return svc.templates.get(template_id)

@@ -4,36 +4,36 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
+from ingestflow.server.bodies import JsonBody, json_doc
 from ingestflow.server.deps import ServiceDep, StateDep, both
+from ingestflow.server.errors import responses
 from ingestflow.server.uploads import MULTIPART_DOC, read_form
 from ingestflow.service import Service
 from ingestflow.service.jobs import information
 
 router = APIRouter(tags=["workflows"])
-WorkflowBody = Annotated[
-    dict[str, Any],
-    Body(
-        openapi_examples={
-            "local files": {
-                "value": {
-                    "name": "local fast",
-                    "workflow_type": "custom",
-                    "workflow_nodes": [
-                        {
-                            "name": "Partitioner",
-                            "type": "partition",
-                            "subtype": "unstructured_api",
-                            "settings": {"strategy": "fast"},
-                        }
-                    ],
-                }
+_WORKFLOW_DOC = json_doc(
+    "A workflow create body (the fields given replace the stored ones on update).",
+    {
+        "local files": {
+            "value": {
+                "name": "local fast",
+                "workflow_type": "custom",
+                "workflow_nodes": [
+                    {
+                        "name": "Partitioner",
+                        "type": "partition",
+                        "subtype": "unstructured_api",
+                        "settings": {"strategy": "fast"},
+                    }
+                ],
             }
         }
-    ),
-]
+    },
+)
 
 
 @both(router, "GET", "/workflows")
@@ -65,23 +65,29 @@ def list_workflows(
     )
 
 
-@both(router, "POST", "/workflows")
-def create_workflow(body: WorkflowBody, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
+@both(router, "POST", "/workflows", openapi_extra=_WORKFLOW_DOC, responses=responses(413, 422))
+def create_workflow(body: JsonBody, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
     """Create a workflow; every rule is checked and every problem reported at once (422)."""
     record = svc.workflows.create(body)
     state.workflow_changed(record, record["id"])
     return record
 
 
-@both(router, "GET", "/workflows/{workflow_id}")
+@both(router, "GET", "/workflows/{workflow_id}", responses=responses(404))
 def get_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
     """One workflow."""
     return svc.workflows.get(workflow_id)
 
 
-@both(router, "PUT", "/workflows/{workflow_id}")
+@both(
+    router,
+    "PUT",
+    "/workflows/{workflow_id}",
+    openapi_extra=_WORKFLOW_DOC,
+    responses=responses(404, 413),
+)
 def update_workflow(
-    workflow_id: str, body: WorkflowBody, svc: ServiceDep, state: StateDep
+    workflow_id: str, body: JsonBody, svc: ServiceDep, state: StateDep
 ) -> dict[str, Any]:
     """Change a long-lived workflow (on-demand ones cannot be updated)."""
     record = svc.workflows.update(workflow_id, body)
@@ -89,7 +95,7 @@ def update_workflow(
     return record
 
 
-@both(router, "DELETE", "/workflows/{workflow_id}")
+@both(router, "DELETE", "/workflows/{workflow_id}", responses=responses(404, 409))
 def delete_workflow(workflow_id: str, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
     """Delete a workflow with no job scheduled or running."""
     answer = svc.workflows.delete(workflow_id)
@@ -97,7 +103,14 @@ def delete_workflow(workflow_id: str, svc: ServiceDep, state: StateDep) -> dict[
     return answer
 
 
-@both(router, "POST", "/workflows/{workflow_id}/run", status_code=202, openapi_extra=MULTIPART_DOC)
+@both(
+    router,
+    "POST",
+    "/workflows/{workflow_id}/run",
+    status_code=202,
+    openapi_extra=MULTIPART_DOC,
+    responses=responses(404, 413),
+)
 async def run_workflow(workflow_id: str, request: Request, state: StateDep) -> dict[str, Any]:
     """Run a workflow as a job (files in a multipart body for a local source); 202 with the
     job, which runs in the background: poll GET /jobs/{job_id}."""
