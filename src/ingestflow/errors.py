@@ -39,6 +39,10 @@ class EnvironmentProblem(IngestflowError):
     exit_code = 3
 
 
+class WorkspaceDamaged(EnvironmentProblem):
+    """The workspace database is damaged (empty, not SQLite, or failing its integrity check)."""
+
+
 class DocumentError(IngestflowError):
     """One document failed; the job goes on with the others."""
 

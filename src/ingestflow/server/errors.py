@@ -26,9 +26,14 @@ from ingestflow.errors import (
     NotFound,
     TooLarge,
     WorkflowInvalid,
+    WorkspaceDamaged,
 )
 
 log = logging.getLogger("ingestflow.server")
+DAMAGED = (
+    "the server's workspace database is damaged; the server's log says how to recover "
+    "(restart the server once it is repaired)"
+)
 _INDEX = re.compile(r"\[(\d+)\]")
 
 
@@ -142,6 +147,9 @@ def install(app: FastAPI) -> None:
     async def _ingestflow(request: Request, exc: IngestflowError) -> JSONResponse:
         if isinstance(exc, WorkflowInvalid):
             return JSONResponse({"detail": invalid_detail(exc)}, status_code=422)
+        if isinstance(exc, WorkspaceDamaged):  # the way out names server paths: the log has it
+            log.error("%s", exc)
+            return JSONResponse({"detail": DAMAGED}, status_code=503)
         return JSONResponse({"detail": str(exc).splitlines()[0]}, status_code=_status(exc))
 
     @app.exception_handler(RequestValidationError)

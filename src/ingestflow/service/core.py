@@ -31,11 +31,14 @@ class Service:
         workspace: Path = DEFAULT_WORKSPACE,
         create: bool = True,
         lite: LitePaths | None = None,
+        check: bool = True,
     ) -> None:
-        """`lite`: where Milvus Lite paths may point (default: anywhere, relative to the current
-        directory, as for the CLI; the server passes `LitePaths.served`)."""
+        """Open the workspace's store. `lite`: where Milvus Lite paths may point (default:
+        anywhere, relative to the current directory, as for the CLI; the server passes
+        `LitePaths.served`). `check` false skips SQLite's integrity check (it reads every page)
+        for opens repeated all the time after a first checked one (server requests)."""
         self.root = Path(workspace)
-        self.ws = Workspace(self.root, create)
+        self.ws = Workspace(self.root, create, check)
         self.connectors = Connectors(self.ws, lite or LitePaths())
         self.workflows = Workflows(self.ws, self.connectors)
         self.templates = Templates()

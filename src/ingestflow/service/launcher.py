@@ -85,7 +85,7 @@ class Launcher:
         from ingestflow.store import Workspace
         from ingestflow.store.claims import launch_job
 
-        ws = Workspace(self.workspace)
+        ws = Workspace(self.workspace, check=False)  # every second: checked whole at start-up
         try:
             busy = {workflow for workflow, _ in self.running.values()}
             rows = ws.db.execute(

@@ -2,18 +2,24 @@
 
 Each migration runs once, in order, inside a transaction; `PRAGMA user_version` records how many
 have run. A workspace made before migrations existed (version 0, tables already there) is brought
-up to date by the same steps, which is why the first one uses `IF NOT EXISTS`.
+up to date by the same steps, which is why the first one uses `IF NOT EXISTS`. Before upgrading a
+database that holds anything, a backup of it is kept (`integrity.backup`). A new database is
+made whole under another name and then put in place, so an empty file at the workspace's path is
+always damage, never a workspace another process is making.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ingestflow.errors import NotFound
+from ingestflow.store import integrity
 
 DB_NAME = "ingestflow.db"
 
@@ -82,25 +88,58 @@ def now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def connect_db(root: Path, create: bool = True) -> sqlite3.Connection:
+def connect_db(root: Path, create: bool = True, check: bool = True) -> sqlite3.Connection:
     """The workspace database, migrated, readable by its owner only (it holds connector secrets).
 
-    With `create` false a missing workspace is NotFound instead of being made."""
+    With `create` false a missing workspace is NotFound instead of being made. A damaged one
+    (empty, not SQLite, or, with `check`, failing SQLite's integrity check) is WorkspaceDamaged,
+    found before anything is written to it."""
     root = Path(root)
     path = root / DB_NAME
     if not path.exists():
         if not create:
             raise NotFound(f"no workspace at {root} (nothing has been stored or run there yet)")
         root.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        _create(path)
+    integrity.check_file(path)
     if path.stat().st_mode & 0o077:
         path.chmod(0o600)
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    db.row_factory = sqlite3.Row
-    db.execute("PRAGMA busy_timeout=30000")
-    _wal(db)
-    migrate(db)
+    try:
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA busy_timeout=30000")
+        problem = integrity.quick_check(db) if check else None
+        if problem is None:
+            _wal(db)
+            migrate(db)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if integrity.is_damage(exc):
+            raise integrity.damaged(path, f"SQLite says: {exc}") from None
+        raise
+    except BaseException:
+        db.close()
+        raise
+    if problem is not None:
+        db.close()  # first: the refusal names the journal files only when they outlive it
+        raise integrity.damaged(path, problem)
     return db
+
+
+def _create(path: Path) -> None:
+    """Make a new, migrated database at `path` unless another process makes one first."""
+    fresh = path.with_name(f"{path.name}.new-{uuid.uuid4().hex[:12]}")
+    os.close(os.open(fresh, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    try:
+        db = sqlite3.connect(fresh, isolation_level=None)
+        try:
+            migrate(db)
+        finally:
+            db.close()
+        with contextlib.suppress(FileExistsError):  # another process made it first: theirs
+            os.link(fresh, path)  # never replaces an existing file, unlike a rename
+    finally:
+        fresh.unlink(missing_ok=True)
 
 
 def _wal(db: sqlite3.Connection, seconds: float = 30.0) -> None:
@@ -119,7 +158,8 @@ def _wal(db: sqlite3.Connection, seconds: float = 30.0) -> None:
 
 
 def migrate(db: sqlite3.Connection) -> int:
-    """Run the migrations this database has not had yet; returns its schema version."""
+    """Run the migrations this database has not had yet, after keeping a backup of it; returns
+    its schema version."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version >= len(MIGRATIONS):
         return version
@@ -127,6 +167,8 @@ def migrate(db: sqlite3.Connection) -> int:
     try:
         # another process may have migrated while this one waited for the lock
         version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version < len(MIGRATIONS) and _holds_anything(db):
+            integrity.backup(Path(_file_of(db)), version)
         for number in range(version, len(MIGRATIONS)):
             for statement in _statements(MIGRATIONS[number]):
                 db.execute(statement)
@@ -136,6 +178,15 @@ def migrate(db: sqlite3.Connection) -> int:
         db.execute("ROLLBACK")
         raise
     return len(MIGRATIONS)
+
+
+def _holds_anything(db: sqlite3.Connection) -> bool:
+    """True unless the database is new (no table yet: nothing to back up)."""
+    return db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+
+
+def _file_of(db: sqlite3.Connection) -> str:
+    return next(r[2] for r in db.execute("PRAGMA database_list") if r[1] == "main")
 
 
 def _statements(script: str) -> list[str]:

@@ -129,9 +129,9 @@ def open_workspace(root: Path, create: bool = False) -> Iterator[Workspace]:
 class Workspace:
     """The job store: one SQLite file plus a folder of per-node outputs."""
 
-    def __init__(self, root: Path, create: bool = True) -> None:
+    def __init__(self, root: Path, create: bool = True, check: bool = True) -> None:
         self.root = Path(root)
-        self.db = connect_db(self.root, create)
+        self.db = connect_db(self.root, create, check)
         self.connectors = ConnectorRows(self.db)
         self.workflows = WorkflowRows(self.db)
         self.keys = KeyRows(self.db)
