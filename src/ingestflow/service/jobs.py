@@ -10,7 +10,7 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.spec.problems import Problem
@@ -28,6 +28,15 @@ INFORMATION = (
     "output_node_files",
     "job_type",
 )
+PAGE_SIZE = 100  # GET /jobs answered the newest 100 before it had pages
+
+
+class JobsPage(NamedTuple):
+    """One page of job records: the records, how many match in all, whether more follow."""
+
+    records: list[dict[str, Any]]
+    total: int
+    more: bool
 
 
 class Jobs:
@@ -40,12 +49,32 @@ class Jobs:
         self, workflow_id: str | None = None, status: str | None = None, limit: int = 100
     ) -> list[dict[str, Any]]:
         """Full job records, newest first."""
-        if status is not None and status.upper() not in JOB_STATUSES:
-            raise WorkflowInvalid(
-                [Problem("status", "unknown job status", found=status, allowed=list(JOB_STATUSES))],
-                what="list request",
+        return self.ws.list_jobs(limit, workflow_id, _status(status))
+
+    def page(
+        self,
+        workflow_id: str | None = None,
+        status: str | None = None,
+        page: int = 1,
+        page_size: int = PAGE_SIZE,
+    ) -> JobsPage:
+        """One page of full job records, newest first (pages count from 1, as for workflows),
+        with the total and whether a later page has more."""
+        problems = []
+        if page < 1 or not 1 <= page_size <= 1000:
+            problems.append(
+                Problem("page", "page counts from 1; page_size is 1 to 1000", [page, page_size])
             )
-        return self.ws.list_jobs(limit, workflow_id, status.upper() if status else None)
+        try:
+            wanted = _status(status)
+        except WorkflowInvalid as exc:
+            problems.extend(exc.problems)
+        if problems:
+            raise WorkflowInvalid(problems, what="list request")
+        start = (page - 1) * page_size
+        records = self.ws.list_jobs(page_size, workflow_id, wanted, offset=start)
+        total = self.ws.count_jobs(workflow_id, wanted)
+        return JobsPage(records, total, start + len(records) < total)
 
     def get(self, ref: str) -> dict[str, Any]:
         """The full record: JobInformation, JobDetails, failed files, per-file outcomes."""
@@ -170,6 +199,16 @@ def _elements_after(ws: Workspace, record: dict[str, Any], index: int, entry: di
     from ingestflow.service.diff import elements_of
 
     return elements_of(ws, record, index, entry)
+
+
+def _status(status: str | None) -> str | None:
+    """A job status filter, upper-cased; WorkflowInvalid when it names no status."""
+    if status is not None and status.upper() not in JOB_STATUSES:
+        raise WorkflowInvalid(
+            [Problem("status", "unknown job status", found=status, allowed=list(JOB_STATUSES))],
+            what="list request",
+        )
+    return status.upper() if status else None
 
 
 def information(record: dict[str, Any]) -> dict[str, Any]:

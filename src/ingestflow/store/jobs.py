@@ -302,15 +302,28 @@ class Workspace:
         ]
 
     def list_jobs(
-        self, limit: int = 50, workflow_id: str | None = None, status: str | None = None
+        self,
+        limit: int = 50,
+        workflow_id: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
     ) -> list[dict[str, Any]]:
-        """Job records, newest first, optionally of one workflow or in one status."""
+        """Job records, newest first (the later stored first among equal times), optionally of
+        one workflow or in one status, from the `offset`-th on."""
         rows = self.db.execute(
             "SELECT id FROM jobs WHERE (? IS NULL OR workflow_id = ?) AND (? IS NULL OR status = ?)"
-            " ORDER BY created_at DESC LIMIT ?",
-            (workflow_id, workflow_id, status, status, limit),
+            " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+            (workflow_id, workflow_id, status, status, limit, offset),
         ).fetchall()
         return [self.job_record(r["id"]) for r in rows]
+
+    def count_jobs(self, workflow_id: str | None = None, status: str | None = None) -> int:
+        """How many jobs `list_jobs` would list with no limit."""
+        return self.db.execute(
+            "SELECT count(*) FROM jobs WHERE (? IS NULL OR workflow_id = ?) AND "
+            "(? IS NULL OR status = ?)",
+            (workflow_id, workflow_id, status, status),
+        ).fetchone()[0]
 
     def job_record(self, job_id: str) -> dict[str, Any]:
         """JobInformation plus JobDetails and failed files (reference/service-api.md)."""

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from ingestflow.server.deps import ServiceDep, StateDep, both
 from ingestflow.server.errors import responses
 from ingestflow.server.uploads import MULTIPART_DOC, read_form
 from ingestflow.service import Service
-from ingestflow.service.jobs import information
+from ingestflow.service.jobs import PAGE_SIZE, information
 
 router = APIRouter(tags=["jobs"])
 _ON_DEMAND_DOC = {
@@ -38,12 +38,40 @@ _ON_DEMAND_DOC = {
 }
 
 
-@both(router, "GET", "/jobs")
+_PAGED_DOC = {
+    200: {
+        "headers": {
+            "X-Total-Count": {
+                "description": "How many jobs match the filters, over all pages.",
+                "schema": {"type": "integer"},
+            },
+            "Link": {
+                "description": 'The next page, `<URL>; rel="next"`; absent on the last page.',
+                "schema": {"type": "string"},
+            },
+        }
+    }
+}
+
+
+@both(router, "GET", "/jobs", responses=_PAGED_DOC)
 def list_jobs(
-    svc: ServiceDep, workflow_id: str | None = None, status: str | None = None
+    svc: ServiceDep,
+    request: Request,
+    response: Response,
+    workflow_id: str | None = None,
+    status: str | None = None,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=1000)] = PAGE_SIZE,
 ) -> list[dict[str, Any]]:
-    """Jobs, newest first, of one workflow and/or in one status."""
-    return [information(r) for r in svc.jobs.list(workflow_id, status)]
+    """Jobs, newest first, of one workflow and/or in one status, a page at a time; the body is
+    the list the SDK reads, the headers say how many there are and where the next page is."""
+    found = svc.jobs.page(workflow_id, status, page, page_size)
+    response.headers["X-Total-Count"] = str(found.total)
+    if found.more:
+        following = request.url.include_query_params(page=page + 1, page_size=page_size)
+        response.headers["Link"] = f'<{following}>; rel="next"'
+    return [information(r) for r in found.records]
 
 
 @both(router, "POST", "/jobs", openapi_extra=_ON_DEMAND_DOC, responses=responses(413, 422))
