@@ -147,22 +147,17 @@ def running_server(
     max_running: int = 2,
     background: bool = True,
     key: str | None = None,
-    allow_dirs: Sequence[Path] = (),
-    clock: Any = None,
+    **options: Any,
 ) -> Iterator[Server]:
-    """Serve `create_app(workspace, ...)` on a free loopback port for the `with` block
-    (`clock`: the schedules' clock, see tests/server/clocks.py)."""
+    """Serve `create_app(workspace, ...)` on a free loopback port for the `with` block (other
+    keyword arguments go to `create_app`: `allow_dirs`, `clock` (the schedules' clock, see
+    tests/server/clocks.py), `keep_jobs_days`)."""
     workspace.mkdir(parents=True, exist_ok=True)
     if key is None:
         with Service(workspace) as service:
             _, key = service.keys.create("tests")
     app = create_app(
-        workspace,
-        limits=limits,
-        max_running=max_running,
-        background=background,
-        allow_dirs=allow_dirs,
-        clock=clock,
+        workspace, limits=limits, max_running=max_running, background=background, **options
     )
     sock = _free_socket()
     port = sock.getsockname()[1]

@@ -1,4 +1,4 @@
-"""`ingestflow jobs`: list, show, download a node's output, cancel."""
+"""`ingestflow jobs`: list, show, download a node's output, cancel, prune."""
 
 from __future__ import annotations
 
@@ -160,6 +160,58 @@ def jobs_report(
     html_file.parent.mkdir(parents=True, exist_ok=True)
     html_file.write_text(page, encoding="utf-8")
     typer.echo(f"wrote {html_file} ({len(page) >> 10} KB); open it in a browser")
+
+
+@jobs_app.command("prune")
+def jobs_prune(
+    older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--older-than", metavar="DAYS", help="Finished jobs that ended more than DAYS ago."
+        ),
+    ] = None,
+    keep: Annotated[
+        int | None,
+        typer.Option("--keep", metavar="N", help="Never the newest N finished jobs."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would go; remove nothing.")
+    ] = False,
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove finished jobs (older than DAYS, beyond the newest N, or both) with their uploads,
+    kept node outputs and output folders inside the workspace; never a scheduled or running
+    job, nor the node-output cache."""
+    with failing_cleanly(), _service(workspace) as service:
+        answer = service.jobs.prune(older_than, keep, dry_run)
+    if as_json:
+        echo_json(answer)
+        return
+    kept = f"{answer['kept']} finished jobs kept"
+    if not answer["jobs"]:
+        typer.echo(f"no finished job to prune ({kept})")
+        return
+    typer.echo(
+        f"{'would remove' if dry_run else 'removed'} {len(answer['jobs'])} finished jobs, "
+        f"{'would free' if dry_run else 'freed'} {_size(answer['bytes'])} ({kept})"
+        + ("; nothing was removed (--dry-run)" if dry_run else "")
+    )
+    for job in answer["jobs"]:
+        typer.echo(
+            f"  {job['id'][:8]}  {job['workflow_name']}  {job['status']}  "
+            f"ended {str(job['finished_at'])[:19]}  {_size(job['bytes'])}"
+        )
+    for path in answer["left"]:
+        typer.echo(f"! could not remove all of {path} (see its permissions)", err=True)
+
+
+def _size(count: int) -> str:
+    """Bytes as KB, MB or GB with one decimal."""
+    for unit, shift in (("GB", 30), ("MB", 20)):
+        if count >= 1 << shift:
+            return f"{count / (1 << shift):.1f} {unit}"
+    return f"{count / 1024:.1f} KB"
 
 
 @jobs_app.command("cancel")

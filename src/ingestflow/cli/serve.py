@@ -43,12 +43,26 @@ def serve(
             "request_data, in MB.",
         ),
     ] = 2,
+    keep_jobs_days: Annotated[
+        float | None,
+        typer.Option(
+            "--keep-jobs-days",
+            metavar="DAYS",
+            help="Remove finished jobs (records, uploads, node outputs) DAYS after they end; "
+            "checked at start and hourly. Default: keep all.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST API under /api/v1 (OpenAPI at /openapi.json, docs at /docs). Every
     request needs a key from `ingestflow keys create` in the `service-api-key` header."""
     from ingestflow.cli.output import failing_cleanly
     from ingestflow.service import Service, UploadLimits
 
+    if keep_jobs_days is not None:
+        from ingestflow.service.retention import validate
+
+        with failing_cleanly("--keep-jobs-days: "):
+            validate(keep_jobs_days, None)
     with failing_cleanly(), Service(workspace) as service:
         keys = service.keys.active()
     if not keys:
@@ -65,6 +79,8 @@ def serve(
 
     set_offline_env()
     limits = UploadLimits(max_files, max_file_mb << 20, max_body_mb << 20)
-    app_ = create_app(workspace, limits, max_jobs, allow_dirs=allow_dir or [])
+    app_ = create_app(
+        workspace, limits, max_jobs, allow_dirs=allow_dir or [], keep_jobs_days=keep_jobs_days
+    )
     typer.echo(f"serving workspace {workspace.resolve()} at http://{host}:{port}/api/v1", err=True)
     uvicorn.run(app_, host=host, port=port, log_level="info", server_header=False)

@@ -1,8 +1,9 @@
 """The REST server: the service's API under /api/v1, over the service layer.
 
 `create_app(workspace)` builds the app; `ingestflow serve` runs it with uvicorn. At start-up it
-marks jobs whose process died as FAILED (interrupted), then starts the launcher (background jobs)
-and the schedules; at shutdown it stops them, asking running jobs to stop cleanly.
+marks jobs whose process died as FAILED (interrupted), then starts the launcher (background jobs),
+the schedules and, when asked, the retention of finished jobs; at shutdown it stops them, asking
+running jobs to stop cleanly.
 """
 
 from __future__ import annotations
@@ -32,13 +33,18 @@ def create_app(
     background: bool = True,
     allow_dirs: Sequence[Path] = (),
     clock: ScheduleClock | None = None,
+    keep_jobs_days: float | None = None,
 ) -> FastAPI:
     """The FastAPI app of a workspace. With `background` false no jobs are launched and no
     schedule fires (for tests of the API alone). Milvus Lite paths may lie in the workspace or
     in `allow_dirs` (`serve --allow-dir`); `clock` is the schedules' clock (default: the wall
-    clock; tests pass a faster one)."""
+    clock; tests pass a faster one). With `keep_jobs_days`, finished jobs are removed that many
+    days after they end (at start, then hourly)."""
+    from ingestflow.service.retention import Retention
+
     root = Path(workspace).resolve()
     state = ServerState(root, limits or UploadLimits(), LitePaths.served(root, allow_dirs))
+    retention = None if keep_jobs_days is None else Retention(state.workspace, keep_jobs_days)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -52,9 +58,13 @@ def create_app(
             state.schedules = Schedules(state.workspace, state.submitted, clock)
             state.launcher.start()
             state.schedules.start()
+        if retention is not None:
+            retention.start()
         try:
             yield
         finally:
+            if retention is not None:
+                retention.stop()
             if state.schedules is not None:
                 state.schedules.stop()
             if state.launcher is not None:

@@ -187,6 +187,15 @@ class Jobs:
             raise NotFound(f"job {record['id']} has no successful file to write")
         return written
 
+    def prune(
+        self, older_than_days: float | None = None, keep: int | None = None, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Remove finished jobs older than some days and/or beyond the newest N, with their
+        stored files (see `service.retention`)."""
+        from ingestflow.service.retention import prune_jobs
+
+        return prune_jobs(self.ws, older_than_days, keep, dry_run)
+
     def report(self, ref: str) -> str:
         """One self-contained HTML page about the job (see `service.report`)."""
         from ingestflow.service.report import render

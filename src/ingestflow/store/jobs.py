@@ -278,7 +278,12 @@ class Workspace:
         """The job's row; NotFound when there is none (a unique id prefix is accepted)."""
         rows = by_prefix(self.db, "jobs", job_id)
         if len(rows) != 1:
-            hint = "ambiguous id prefix" if rows else "`ingestflow jobs list` shows the jobs"
+            hint = (
+                "ambiguous id prefix"
+                if rows
+                else "it never existed here or was pruned and no longer exists; "
+                "`ingestflow jobs list` shows the jobs"
+            )
             raise NotFound(f"job {job_id!r} not found in this workspace ({hint})")
         return rows[0]
 
