@@ -100,7 +100,7 @@ def test_a_damaged_database_is_refused_with_the_way_out_and_left_as_it_is(
 
 
 def test_a_schema_upgrade_keeps_a_backup_that_the_refusal_names(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
+    root = tmp_path / "a ws #1?"  # a path SQLite must be given as a quoted URI
     ws = Workspace(root)
     ws.close()
     db = root / "ingestflow.db"
@@ -139,7 +139,7 @@ def test_a_schema_upgrade_keeps_a_backup_that_the_refusal_names(tmp_path: Path) 
         restored.close()
 
 
-def test_a_new_workspace_is_never_seen_half_made(tmp_path: Path) -> None:
+def test_a_new_workspace_leaves_nothing_beside_its_database(tmp_path: Path) -> None:
     # the database is made whole under another name and then put in place, so an empty file at
     # the workspace's path is always damage, never a workspace another process is making
     root = tmp_path / "ws"

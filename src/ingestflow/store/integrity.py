@@ -98,7 +98,7 @@ def backup(path: Path, version: int) -> Path:
     os.close(os.open(partial, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
     # a connection of its own: the one migrating holds the write lock, and SQLite's backup
     # from a connection inside a transaction waits for itself
-    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    source = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     copy = sqlite3.connect(partial)
     try:
         source.backup(copy)
