@@ -101,12 +101,12 @@ def test_a_damaged_database_is_refused_with_the_way_out_and_left_as_it_is(
 
 def test_a_schema_upgrade_keeps_a_backup_that_the_refusal_names(tmp_path: Path) -> None:
     root = tmp_path / "a ws #1?"  # a path SQLite must be given as a quoted URI
-    ws = Workspace(root)
-    ws.close()
+    root.mkdir()
     db = root / "ingestflow.db"
     older = len(MIGRATIONS) - 1
-    raw = sqlite3.connect(db)
-    raw.execute("ALTER TABLE jobs DROP COLUMN finished_at")  # as the last upgrade found it
+    raw = sqlite3.connect(db)  # a workspace as the release before the last upgrade left it
+    for migration in MIGRATIONS[:older]:
+        raw.executescript(migration)
     raw.execute("INSERT INTO jobs (id, workflow_name, status) VALUES ('j1', 'kept', 'COMPLETED')")
     raw.execute(f"PRAGMA user_version = {older}")
     raw.commit()
