@@ -32,6 +32,8 @@ def test_markup_style_does_not_count() -> None:
     assert teds(styled, GRID) == 1.0
     assert teds(GRID, styled) == 1.0
     assert canonical_html(styled) == GRID
+    broken = GRID.replace(">A<", ">Inference<br>time<").replace(">B<", "><b>4</b>.5<")
+    assert canonical_html(broken) == GRID.replace(">A<", ">Inference time<").replace(">B<", ">4.5<")
 
 
 def test_one_cell_text_changed() -> None:

@@ -8,10 +8,10 @@ normalised Levenshtein distance of their texts (characters). TEDS-struct ignores
 
 Both sides are canonicalised first, so that only structure and text count, not markup style:
 `th` is a `td` (a header cell is a cell), `thead`/`tbody`/`tfoot` are dropped (their rows are the
-table's rows), a cell's text is its text content with whitespace collapsed (inner tags such as
-`<b>` or `<br>` do not count), and the table may come bare (`<table>…</table>`), inside a page, or
-with `<html><body>` around it. Implementations that look the table up as `body/table` score a
-bare table 0; this one does not.
+table's rows), a cell's text is its text content with whitespace collapsed (inline tags such as
+`<b>` do not count; `<br>` separates words), and the table may come bare (`<table>…</table>`),
+inside a page, or with `<html><body>` around it. Implementations that look the table up as
+`body/table` score a bare table 0; this one does not.
 
 `docling_table_html` turns a table of a DoclingDocument (docling's JSON output) into HTML with
 its spans, so that docling's tables can be scored with the same measure.
@@ -68,7 +68,7 @@ def table_tree(html: str | None) -> Node | None:
                     "td",
                     colspan=_span(cell.get("colspan")),
                     rowspan=_span(cell.get("rowspan")),
-                    text=" ".join(cell.text_content().split()),
+                    text=_text(cell),
                 )
             )
         tree.children.append(tr)
@@ -87,6 +87,17 @@ def _rows(table: Any) -> list[Any]:
         elif child.tag in _SECTIONS:
             rows.extend(r for r in child if r.tag == "tr")
     return rows
+
+
+def _text(cell: Any) -> str:
+    """A cell's text with whitespace collapsed; a line break or a block inside the cell
+    separates words (`Inference<br>time` is "Inference time")."""
+    for inner in cell.iter("br", "p", "div", "li"):
+        if inner is not cell:
+            inner.tail = " " + (inner.tail or "")
+            if inner.tag != "br":
+                inner.text = " " + (inner.text or "")
+    return " ".join(cell.text_content().split())
 
 
 def _span(value: str | None) -> int:
