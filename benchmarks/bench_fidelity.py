@@ -1,0 +1,390 @@
+"""Table fidelity of High Res (`infer_table_structure`): TEDS and TEDS-struct per table set.
+
+    .venv/bin/python benchmarks/bench_fidelity.py [--sets images pdfs docling corpus]
+        [--limit N] [--json] [--languages eng ...]
+
+Sets (see benchmarks/fidelity/README.md):
+- `images`: the table crops rendered by `benchmarks/fidelity/make_tables.py` (generated first
+  when missing), scored against the HTML they were rendered from;
+- `pdfs`: the same generator's born-digital PDFs (a table on a page with running text);
+- `docling`: the 9 PDFs of `../shared/corpus/docs/docling`, scored against the tables of docling's
+  own outputs (`expected/docling/*.json`; the bar to reach, not ground truth: docling's tables
+  are a model's reading too); the table of contents docling types `document_index` is left out;
+- `corpus`: the corpus's scans and PDF with a published hi_res table (the library's own OCR and
+  table model: a reference, not ground truth), as in `bench_hires.py`.
+
+Each found Table is matched to an expected one on the same page by the overlap of their boxes
+(intersection over union ≥ `MIN_IOU`, best pairs first); where the reference has no box (the
+published outputs) the found table of that page that scores best is taken. An expected table with
+no match scores 0. Per set: tables expected and found, extra tables (found, matched to nothing),
+mean TEDS and TEDS-struct over the expected tables (unfound ones count 0) and over the found
+ones, and seconds per page of High Res (models loaded before timing; a first untimed call per
+file kind pays the library's lazy imports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+CORPUS = REPO.parent / "shared" / "corpus"
+EXPECTED = CORPUS / "expected"
+FIDELITY = REPO / "benchmarks" / "fidelity"
+#: Overlap (intersection over union of the table boxes) from which a found table is the one
+#: expected there: low, because a table read without its header rows or caption is still that
+#: table (its score says how well it was read).
+MIN_IOU = 0.2
+SETS = ("images", "pdfs", "docling", "corpus")
+_TS = EXPECTED / (
+    "unstructured/test_unstructured_ingest/expected-structured-output/"
+    "local-single-file-with-pdf-infer-table-structure"
+)
+_IF = EXPECTED / "unstructured-ingest/test/integration/chunkers/assets"
+#: (document, published output with text_as_html): bench_hires.py's table cases
+CORPUS_CASES = [
+    ("img/layout-parser-paper-with-table.jpg", _TS / "layout-parser-paper-with-table.jpg.json"),
+    ("img/layout-parser-paper-with-table.jpg", _IF / "layout-parser-paper-with-table.jpg.json"),
+    ("img/embedded-images-tables.jpg", _IF / "embedded-images-tables.jpg.json"),
+    ("pdf/embedded-images-tables.pdf", _IF / "embedded-images-tables.pdf.json"),
+]
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 as shares of the page (origin top left)
+
+
+@dataclass
+class Expected:
+    """One table the set expects: where, and its HTML."""
+
+    id: str
+    page: int
+    box: Box | None
+    html: str
+    features: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Case:
+    """One file of a set and the tables expected in it."""
+
+    path: Path
+    tables: list[Expected]
+
+
+# --- the sets ------------------------------------------------------------------------------------
+def rendered(kind: str) -> list[Case]:
+    """The generated table set: `images` (PNG crops) or `pdfs`."""
+    manifest_path = FIDELITY / "out" / "manifest.json"
+    if not manifest_path.is_file():
+        sys.path.insert(0, str(FIDELITY))
+        from make_tables import render
+
+        print("generating the table set (benchmarks/fidelity/make_tables.py)", file=sys.stderr)
+        render(FIDELITY / "out")
+    manifest = json.loads(manifest_path.read_text())
+    cases = []
+    for t in manifest["tables"]:
+        truth = (FIDELITY / "out" / t["truth"]).read_text(encoding="utf-8")
+        if kind == "images":
+            w, h = t["image_size"]
+            x0, y0, x1, y1 = t["image_table_box"]
+            path = FIDELITY / "out" / t["image"]
+            page = 1
+        elif "pdf" in t:
+            w, h = t["pdf_page_size"]
+            x0, y0, x1, y1 = t["pdf_table_box"]
+            path = FIDELITY / "out" / t["pdf"]
+            page = t["pdf_page"]
+        else:
+            continue
+        box = (x0 / w, y0 / h, x1 / w, y1 / h)
+        cases.append(Case(path, [Expected(t["name"], page, box, truth, t["features"])]))
+    return cases
+
+
+def docling() -> list[Case]:
+    """docling's 9 PDFs and the tables of its outputs (label `table`), boxes flipped to top-left."""
+    from ingestflow.quality.teds import docling_table_html
+
+    cases = []
+    for pdf in sorted((CORPUS / "docs" / "docling").glob("*.pdf")):
+        document = json.loads((EXPECTED / "docling" / f"{pdf.stem}.json").read_text())
+        tables = []
+        for item in document.get("tables", []):
+            if item.get("label") != "table":
+                continue  # document_index: a table of contents, scored by nobody here
+            prov = item["prov"][0]
+            page = int(prov["page_no"])
+            size = document["pages"][str(page)]["size"]
+            w, h = float(size["width"]), float(size["height"])
+            b = prov["bbox"]
+            if b.get("coord_origin", "BOTTOMLEFT") == "BOTTOMLEFT":
+                box = (b["l"] / w, (h - b["t"]) / h, b["r"] / w, (h - b["b"]) / h)
+            else:
+                box = (b["l"] / w, b["t"] / h, b["r"] / w, b["b"] / h)
+            tables.append(
+                Expected(f"{pdf.stem}{item['self_ref'][1:]}", page, box, docling_table_html(item))
+            )
+        cases.append(Case(pdf, tables))
+    return cases
+
+
+def corpus() -> list[Case]:
+    """The corpus's published hi_res tables (no boxes: matched by score on their page)."""
+    cases = []
+    for rel, published in CORPUS_CASES:
+        elements = json.loads(published.read_text())
+        tables = [
+            Expected(
+                f"{rel} ({published.parent.name}) #{n}",
+                int(e["metadata"].get("page_number") or 1),
+                None,
+                e["metadata"].get("text_as_html") or "",
+            )
+            for n, e in enumerate(x for x in elements if x["type"] == "Table")
+        ]
+        cases.append(Case(CORPUS / "docs" / rel, tables))
+    return cases
+
+
+# --- running and scoring -------------------------------------------------------------------------
+def stage(languages: list[str]) -> Any:
+    """The partition stage High Res runs in (tables, coordinates), opened: models loaded."""
+    from ingestflow.spec.settings import UnstructuredPartitionSettings
+    from ingestflow.stages.base import RunContext
+    from ingestflow.stages.partition import UnstructuredPartitionStage
+
+    settings = UnstructuredPartitionSettings(
+        strategy="hi_res", infer_table_structure=True, coordinates=True, ocr_languages=languages
+    )
+    s = UnstructuredPartitionStage("Partitioner", "unstructured_api", settings, RunContext())
+    s.open()
+    return s
+
+
+def partition(s: Any, path: Path) -> list[dict[str, Any]]:
+    from ingestflow.elements import Document
+
+    return s.process(Document(path.name, path.name, path.name, path=path)).elements
+
+
+def pages(path: Path) -> int:
+    if path.suffix.lower() != ".pdf":
+        return 1
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        return len(pdf)
+    finally:
+        pdf.close()
+
+
+def found_tables(elements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Table elements: page, box (shares of the page) and HTML."""
+    out = []
+    for e in elements:
+        if e.get("type") != "Table":
+            continue
+        m = e.get("metadata") or {}
+        box = None
+        c = m.get("coordinates")
+        if c and c.get("points") and c.get("layout_width") and c.get("layout_height"):
+            xs = [p[0] for p in c["points"]]
+            ys = [p[1] for p in c["points"]]
+            w, h = float(c["layout_width"]), float(c["layout_height"])
+            box = (min(xs) / w, min(ys) / h, max(xs) / w, max(ys) / h)
+        out.append(
+            {"page": int(m.get("page_number") or 1), "box": box, "html": m.get("text_as_html")}
+        )
+    return out
+
+
+def iou(a: Box | None, b: Box | None) -> float:
+    if a is None or b is None:
+        return 0.0
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def shape(html: str | None) -> str:
+    """`rows×cells` of a table's HTML (empty when there is no table)."""
+    from ingestflow.quality.teds import table_tree
+
+    tree = table_tree(html)
+    if tree is None:
+        return ""
+    return f"{len(tree.children)}x{sum(len(r.children) for r in tree.children)}"
+
+
+def score(case: Case, found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Per expected table its match and scores, and the number of found tables left unmatched."""
+    from ingestflow.quality.teds import teds, teds_struct
+
+    pairs = []
+    for i, e in enumerate(case.tables):
+        for j, f in enumerate(found):
+            if f["page"] != e.page:
+                continue
+            if e.box is None:  # no box to match by: the found table that reads best
+                pairs.append((teds(f["html"], e.html), 1.0, i, j))
+            else:
+                overlap = iou(e.box, f["box"])
+                if overlap >= MIN_IOU:
+                    pairs.append((overlap, overlap, i, j))
+    pairs.sort(key=lambda p: -p[0])
+    match: dict[int, tuple[int, float]] = {}
+    used: set[int] = set()
+    for _, overlap, i, j in pairs:
+        if i not in match and j not in used:
+            match[i] = (j, overlap)
+            used.add(j)
+    rows = []
+    for i, e in enumerate(case.tables):
+        j, overlap = match.get(i, (None, 0.0))
+        html = found[j]["html"] if j is not None else None
+        rows.append(
+            {
+                "table": e.id,
+                "page": e.page,
+                "found": j is not None,
+                "iou": round(overlap, 3) if e.box is not None and j is not None else None,
+                "teds": round(teds(html, e.html), 4) if j is not None else 0.0,
+                "teds_struct": round(teds_struct(html, e.html), 4) if j is not None else 0.0,
+                "shape_expected": shape(e.html),
+                "shape_found": shape(html) if j is not None else "",
+                "features": e.features,
+            }
+        )
+    return rows, len(found) - len(used)
+
+
+def mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> dict[str, Any]:
+    tables: list[dict[str, Any]] = []
+    extra = n_pages = 0
+    seconds = 0.0
+    for case in cases:
+        if case.path not in cache:
+            started = time.perf_counter()
+            elements = partition(s, case.path)
+            took = time.perf_counter() - started
+            cache[case.path] = (elements, took, pages(case.path))
+            seconds += took
+            n_pages += cache[case.path][2]
+        elements = cache[case.path][0]
+        rows, unmatched = score(case, found_tables(elements))
+        for row in rows:
+            row["file"] = case.path.name
+        tables.extend(rows)
+        extra += unmatched
+        print(
+            f"{name}: {case.path.name}: "
+            + ", ".join(f"{r['table']} teds={r['teds']:.3f}/{r['teds_struct']:.3f}" for r in rows)
+            + (f" (+{unmatched} extra)" if unmatched else "")
+            + ("" if rows else "no table expected"),
+            file=sys.stderr,
+            flush=True,
+        )
+    found = [t for t in tables if t["found"]]
+    return {
+        "set": name,
+        "files": len(cases),
+        "pages": n_pages,
+        "tables_expected": len(tables),
+        "tables_found": len(found),
+        "extra_tables": extra,
+        "teds": mean([t["teds"] for t in tables]),
+        "teds_struct": mean([t["teds_struct"] for t in tables]),
+        "teds_found": mean([t["teds"] for t in found]),
+        "teds_struct_found": mean([t["teds_struct"] for t in found]),
+        "seconds": round(seconds, 2),
+        "s_per_page": round(seconds / n_pages, 2) if n_pages else None,
+        "tables": tables,
+    }
+
+
+def machine() -> dict[str, Any]:
+    import os
+
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
+    parser.add_argument("--limit", type=int, default=0, help="at most N files per set (0: all)")
+    parser.add_argument("--json", action="store_true", help="print the full result as JSON")
+    parser.add_argument("--languages", nargs="+", default=["eng"], help="ocr_languages")
+    args = parser.parse_args()
+    needs_corpus = {"docling", "corpus"} & set(args.sets)
+    if needs_corpus and not CORPUS.is_dir():
+        sys.exit(f"the sets {sorted(needs_corpus)} need the corpus at {CORPUS}")
+    builders = {
+        "images": lambda: rendered("images"),
+        "pdfs": lambda: rendered("pdfs"),
+        "docling": docling,
+        "corpus": corpus,
+    }
+    chosen = {name: builders[name]() for name in args.sets}
+    if args.limit:
+        chosen = {name: cases[: args.limit] for name, cases in chosen.items()}
+
+    started = time.perf_counter()
+    s = stage(args.languages)
+    load = time.perf_counter() - started
+    warm: set[str] = set()  # the library imports per file kind on its first call: untimed
+    for cases in chosen.values():
+        for case in cases:
+            kind = "pdf" if case.path.suffix.lower() == ".pdf" else "image"
+            if kind not in warm:
+                partition(s, case.path)
+                warm.add(kind)
+    cache: dict[Path, tuple] = {}
+    results = [run_set(name, cases, s, cache) for name, cases in chosen.items()]
+    out = {
+        "machine": machine(),
+        "command": " ".join(["benchmarks/bench_fidelity.py", *sys.argv[1:]]),
+        "model_load_s": round(load, 2),
+        "min_iou": MIN_IOU,
+        "sets": results,
+    }
+    if args.json:
+        print(json.dumps(out, indent=1, ensure_ascii=False))
+        return
+    print(f"High Res table fidelity (models loaded in {out['model_load_s']} s)")
+    print(
+        "| set | files | pages | tables found / expected | extra | TEDS | TEDS-struct |"
+        " TEDS (found) | TEDS-struct (found) | s/page |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(
+            f"| {r['set']} | {r['files']} | {r['pages']} | {r['tables_found']} / "
+            f"{r['tables_expected']} | {r['extra_tables']} | {r['teds']} | {r['teds_struct']} | "
+            f"{r['teds_found']} | {r['teds_struct_found']} | {r['s_per_page']} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
