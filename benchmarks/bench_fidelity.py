@@ -1,11 +1,12 @@
 """Table fidelity of High Res (`infer_table_structure`): TEDS and TEDS-struct per table set.
 
-    .venv/bin/python benchmarks/bench_fidelity.py [--sets images pdfs docling corpus]
+    .venv/bin/python benchmarks/bench_fidelity.py [--sets images images_1x pdfs docling corpus]
         [--limit N] [--json] [--languages eng ...]
 
 Sets (see benchmarks/fidelity/README.md):
 - `images`: the table crops rendered by `benchmarks/fidelity/make_tables.py` (generated first
-  when missing), scored against the HTML they were rendered from;
+  when missing or out of date) at 192 dpi, scored against the HTML they were rendered from;
+  `images_1x`: the same crops at 96 dpi (a screenshot);
 - `pdfs`: the same generator's born-digital PDFs (a table on a page with running text);
 - `docling`: the 9 PDFs of `../shared/corpus/docs/docling`, scored against the tables of docling's
   own outputs (`expected/docling/*.json`; the bar to reach, not ground truth: docling's tables
@@ -42,7 +43,7 @@ FIDELITY = REPO / "benchmarks" / "fidelity"
 #: expected there: low, because a table read without its header rows or caption is still that
 #: table (its score says how well it was read).
 MIN_IOU = 0.2
-SETS = ("images", "pdfs", "docling", "corpus")
+SETS = ("images", "images_1x", "pdfs", "docling", "corpus")
 _TS = EXPECTED / (
     "unstructured/test_unstructured_ingest/expected-structured-output/"
     "local-single-file-with-pdf-infer-table-structure"
@@ -80,32 +81,32 @@ class Case:
 
 # --- the sets ------------------------------------------------------------------------------------
 def rendered(kind: str) -> list[Case]:
-    """The generated table set: `images` (PNG crops) or `pdfs`."""
-    manifest_path = FIDELITY / "out" / "manifest.json"
-    if not manifest_path.is_file():
+    """The generated table set: `images` (PNG crops at 192 dpi), `images_1x` (96 dpi) or `pdf`."""
+    if str(FIDELITY) not in sys.path:
         sys.path.insert(0, str(FIDELITY))
-        from make_tables import render
+    from make_tables import FORMAT, render
 
+    manifest_path = FIDELITY / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    if manifest.get("format") != FORMAT:
         print("generating the table set (benchmarks/fidelity/make_tables.py)", file=sys.stderr)
-        render(FIDELITY / "out")
-    manifest = json.loads(manifest_path.read_text())
+        manifest = render(FIDELITY / "out")
     cases = []
     for t in manifest["tables"]:
+        rendition = t.get(kind)
+        if rendition is None:
+            continue  # a table not printed to PDF
         truth = (FIDELITY / "out" / t["truth"]).read_text(encoding="utf-8")
-        if kind == "images":
-            w, h = t["image_size"]
-            x0, y0, x1, y1 = t["image_table_box"]
-            path = FIDELITY / "out" / t["image"]
-            page = 1
-        elif "pdf" in t:
-            w, h = t["pdf_page_size"]
-            x0, y0, x1, y1 = t["pdf_table_box"]
-            path = FIDELITY / "out" / t["pdf"]
-            page = t["pdf_page"]
-        else:
-            continue
-        box = (x0 / w, y0 / h, x1 / w, y1 / h)
-        cases.append(Case(path, [Expected(t["name"], page, box, truth, t["features"])]))
+        w, h = rendition["size"]
+        x0, y0, x1, y1 = rendition["table_box"]
+        expected = Expected(
+            t["name"],
+            rendition.get("page", 1),
+            (x0 / w, y0 / h, x1 / w, y1 / h),
+            truth,
+            t["features"],
+        )
+        cases.append(Case(FIDELITY / "out" / rendition["file"], [expected]))
     return cases
 
 
@@ -342,7 +343,8 @@ def main() -> None:
         sys.exit(f"the sets {sorted(needs_corpus)} need the corpus at {CORPUS}")
     builders = {
         "images": lambda: rendered("images"),
-        "pdfs": lambda: rendered("pdfs"),
+        "images_1x": lambda: rendered("images_1x"),
+        "pdfs": lambda: rendered("pdf"),
         "docling": docling,
         "corpus": corpus,
     }

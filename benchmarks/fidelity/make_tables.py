@@ -5,11 +5,12 @@ rendered by headless Chromium into PNG crops, and a few of them printed to PDF.
 
 Writes, under the output folder (git-ignored):
 - `images/NAME.png`: the table alone, on white with a 16 px margin, at 2 device pixels per CSS
-  pixel (a 15 px font is 11 pt at 192 dpi, close to High Res's 200 dpi page renders);
+  pixel (a 15 px font is 11 pt at 192 dpi, close to High Res's 200 dpi page renders), and
+  `images_1x/NAME.png`, the same at 1 (a 96 dpi screenshot);
 - `pdfs/NAME.pdf`: a US Letter page with a heading, a caption, the table and a paragraph,
   printed by Chromium (born-digital: the text layer is the table's own text);
 - `truth/NAME.html`: the table's HTML, the ground truth for both;
-- `manifest.json`: per table its features, files and the table's box (pixels in the PNG, PDF
+- `manifest.json`: per table its features, files and the table's box (pixels in each PNG, PDF
   points from the top left of the page in the PDF).
 
 Deterministic: the tables are fixed text (the dense numbers come from a seeded generator), and
@@ -26,11 +27,16 @@ import random
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM = Path("/usr/bin/chromium")
-#: Device pixels per CSS pixel of the PNG crops.
-SCALE = 2
+#: The PNG crops: folder → device pixels per CSS pixel. 2 is about 192 dpi (a 15 px font is 11 pt,
+#: close to High Res's 200 dpi page renders); 1 is a 96 dpi screenshot, as tables are often
+#: cropped from screens and papers.
+SCALES = {"images": 2, "images_1x": 1}
+#: Version of the output's layout: the benchmark regenerates a set written by another version.
+FORMAT = 2
 #: CSS pixels around the table in a crop.
 MARGIN = 16
 #: US Letter in CSS pixels (96 per inch); Chromium prints with no margins of its own.
@@ -647,39 +653,31 @@ def render(out: Path) -> dict:
 
     if not CHROMIUM.exists():
         raise SystemExit(f"no chromium at {CHROMIUM} (Debian package `chromium`)")
-    for sub in ("images", "pdfs", "truth"):
+    for sub in (*SCALES, "pdfs", "truth"):
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
     items = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
         try:
-            shots = browser.new_page(
-                viewport={"width": 1400, "height": 900}, device_scale_factor=SCALE
-            )
+            shots = {
+                folder: browser.new_page(
+                    viewport={"width": 1400, "height": 900}, device_scale_factor=scale
+                )
+                for folder, scale in SCALES.items()
+            }
             printer = browser.new_page(viewport={"width": PAGE_W, "height": PAGE_H})
             printer.emulate_media(media="print")
             number = 0
             for t in tables():
                 (out / "truth" / f"{t.name}.html").write_text(t.html + "\n", encoding="utf-8")
-                shots.set_content(image_page(t), wait_until="load")
-                crop = shots.locator("#crop")
-                crop.screenshot(path=str(out / "images" / f"{t.name}.png"), animations="disabled")
-                box, inner = crop.bounding_box(), shots.locator("table").bounding_box()
-                item = {
+                item: dict = {
                     "name": t.name,
                     "features": t.features,
                     "truth": f"truth/{t.name}.html",
-                    "image": f"images/{t.name}.png",
-                    "image_size": [round(box["width"] * SCALE), round(box["height"] * SCALE)],
-                    "image_table_box": [
-                        round((inner[k] - box[o]) * SCALE, 1) for k, o in (("x", "x"), ("y", "y"))
-                    ]
-                    + [
-                        round((inner["x"] - box["x"] + inner["width"]) * SCALE, 1),
-                        round((inner["y"] - box["y"] + inner["height"]) * SCALE, 1),
-                    ],
                 }
+                for folder, scale in SCALES.items():
+                    item[folder] = _shot(shots[folder], t, out / folder / f"{t.name}.png", scale)
                 if t.pdf:
                     number += 1
                     printer.set_content(pdf_page(t, number), wait_until="load")
@@ -694,24 +692,42 @@ def render(out: Path) -> dict:
                     )
                     _strip_dates(pdf)
                     pt = 72 / 96
-                    item["pdf"] = f"pdfs/{t.name}.pdf"
-                    item["pdf_page"] = 1
-                    item["pdf_page_size"] = [PAGE_W * pt, PAGE_H * pt]
-                    item["pdf_table_box"] = [
-                        round(v * pt, 2)
-                        for v in (
-                            where["x"],
-                            where["y"],
-                            where["x"] + where["width"],
-                            where["y"] + where["height"],
-                        )
-                    ]
+                    item["pdf"] = {
+                        "file": f"pdfs/{t.name}.pdf",
+                        "page": 1,
+                        "size": [PAGE_W * pt, PAGE_H * pt],
+                        "table_box": [
+                            round(v * pt, 2)
+                            for v in (
+                                where["x"],
+                                where["y"],
+                                where["x"] + where["width"],
+                                where["y"] + where["height"],
+                            )
+                        ],
+                    }
                 items.append(item)
         finally:
             browser.close()
-    manifest = {"scale": SCALE, "margin_css_px": MARGIN, "tables": items}
+    manifest = {"format": FORMAT, "scales": SCALES, "margin_css_px": MARGIN, "tables": items}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
+
+
+def _shot(page: Any, t: Table, path: Path, scale: int) -> dict:
+    """Screenshot the table's crop to `path`: the file, its size and the table's box in it."""
+    page.set_content(image_page(t), wait_until="load")
+    crop = page.locator("#crop")
+    crop.screenshot(path=str(path), animations="disabled")
+    box, inner = crop.bounding_box(), page.locator("table").bounding_box()
+    x0, y0 = inner["x"] - box["x"], inner["y"] - box["y"]
+    return {
+        "file": f"{path.parent.name}/{path.name}",
+        "size": [round(box["width"] * scale), round(box["height"] * scale)],
+        "table_box": [
+            round(v * scale, 1) for v in (x0, y0, x0 + inner["width"], y0 + inner["height"])
+        ],
+    }
 
 
 def _strip_dates(pdf: Path) -> None:
@@ -732,7 +748,10 @@ def main() -> None:
     args = parser.parse_args()
     manifest = render(args.out)
     n_pdf = sum(1 for t in manifest["tables"] if "pdf" in t)
-    print(f"{len(manifest['tables'])} table images and {n_pdf} PDFs in {args.out}")
+    n = len(manifest["tables"])
+    print(
+        f"{n} tables: {n * len(SCALES)} PNG crops ({', '.join(SCALES)}), {n_pdf} PDFs in {args.out}"
+    )
 
 
 if __name__ == "__main__":
