@@ -230,8 +230,10 @@ def shape(html: str | None) -> str:
     return f"{len(tree.children)}x{sum(len(r.children) for r in tree.children)}"
 
 
-def score(case: Case, found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """Per expected table its match and scores, and the number of found tables left unmatched."""
+def score(
+    case: Case, found: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per expected table its match and scores, and the found tables left unmatched."""
     from ingestflow.quality.teds import teds, teds_struct
 
     pairs = []
@@ -269,7 +271,7 @@ def score(case: Case, found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
                 "features": e.features,
             }
         )
-    return rows, len(found) - len(used)
+    return rows, [f for j, f in enumerate(found) if j not in used]
 
 
 def mean(values: list[float]) -> float | None:
@@ -277,8 +279,12 @@ def mean(values: list[float]) -> float | None:
 
 
 def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> dict[str, Any]:
+    from collections import Counter
+
     tables: list[dict[str, Any]] = []
-    extra = n_pages = 0
+    extras: list[dict[str, Any]] = []
+    files: list[dict[str, Any]] = []
+    n_pages = 0
     seconds = 0.0
     for case in cases:
         if case.path not in cache:
@@ -288,16 +294,27 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
             cache[case.path] = (elements, took, pages(case.path))
             seconds += took
             n_pages += cache[case.path][2]
+            files.append(
+                {
+                    "file": case.path.name,
+                    "pages": cache[case.path][2],
+                    "seconds": round(took, 2),
+                    "types": dict(Counter(e["type"] for e in elements)),
+                }
+            )
         elements = cache[case.path][0]
         rows, unmatched = score(case, found_tables(elements))
         for row in rows:
             row["file"] = case.path.name
         tables.extend(rows)
-        extra += unmatched
+        extras.extend(
+            {"file": case.path.name, "page": f["page"], "shape_found": shape(f["html"])}
+            for f in unmatched
+        )
         print(
             f"{name}: {case.path.name}: "
             + ", ".join(f"{r['table']} teds={r['teds']:.3f}/{r['teds_struct']:.3f}" for r in rows)
-            + (f" (+{unmatched} extra)" if unmatched else "")
+            + (f" (+{len(unmatched)} extra)" if unmatched else "")
             + ("" if rows else "no table expected"),
             file=sys.stderr,
             flush=True,
@@ -309,7 +326,7 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
         "pages": n_pages,
         "tables_expected": len(tables),
         "tables_found": len(found),
-        "extra_tables": extra,
+        "extra_tables": len(extras),
         "teds": mean([t["teds"] for t in tables]),
         "teds_struct": mean([t["teds_struct"] for t in tables]),
         "teds_found": mean([t["teds"] for t in found]),
@@ -317,6 +334,8 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
         "seconds": round(seconds, 2),
         "s_per_page": round(seconds / n_pages, 2) if n_pages else None,
         "tables": tables,
+        "extras": extras,
+        "files_detail": files,
     }
 
 
