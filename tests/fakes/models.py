@@ -10,6 +10,8 @@ answering with scripted outputs and injecting faults.
 `reply(fn)` takes a function of the request (`Request`: path, headers, json, prompt text,
 images) returning the answer text, or a `Fault` to answer with for that request. Embeddings are
 deterministic vectors of `dimension` floats derived from the text (same text, same vector).
+`trickle(interval)` makes every answer come one byte every `interval` seconds (a server that
+never stops answering, but never finishes: the client's per-read timeout never fires).
 """
 
 from __future__ import annotations
@@ -91,6 +93,10 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     max_in_flight: int = 0
+    trickle: float = 0.0  # seconds between the bytes of an answer (0: all at once)
+    trickle_headers: bool = False  # trickle the status line and headers too
+    trickling: int = 0  # answers being trickled now
+    closed: threading.Event = field(default_factory=threading.Event)
 
 
 class FakeModelServer:
@@ -129,6 +135,17 @@ class FakeModelServer:
         """Answer every chat request with `responder(request)`."""
         self.state.responder = responder
 
+    def trickle(self, interval: float = 0.5, headers: bool = False) -> None:
+        """Send every answer's body (with `headers`, the whole response) one byte every
+        `interval` seconds."""
+        self.state.trickle, self.state.trickle_headers = interval, headers
+
+    @property
+    def trickling(self) -> int:
+        """Answers being trickled now (0 once every client has hung up)."""
+        with self.state.lock:
+            return self.state.trickling
+
     def fault(self, *faults: Fault) -> None:
         """Answer the next requests with these faults, in order (each `times` times)."""
         with self.state.lock:
@@ -139,6 +156,7 @@ class FakeModelServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.state.closed.set()  # a trickling answer stops
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -277,6 +295,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
+        if self.state.trickle and status == 200:
+            self._trickle(status, data)
+            return
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -285,3 +306,30 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             self.close_connection = True
+
+    def _trickle(self, status: int, data: bytes) -> None:
+        """Send the answer one byte at a time until it is sent, the client hangs up or the
+        server closes."""
+        state = self.state
+        head = (
+            f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n"
+        ).encode()
+        with state.lock:
+            state.trickling += 1
+        try:
+            if not state.trickle_headers:
+                self.wfile.write(head)
+                self.wfile.flush()
+                head = b""
+            for byte in head + data:
+                if state.closed.wait(state.trickle):
+                    break
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            self.close_connection = True
+            with state.lock:
+                state.trickling -= 1

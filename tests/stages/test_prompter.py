@@ -6,7 +6,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -223,16 +224,60 @@ def test_429_with_retry_after_and_5xx_are_retried(server: FakeModelServer):
 
 
 def test_a_timeout_is_retried_then_the_document_fails_in_one_line(server: FakeModelServer):
-    server.fault(Fault(delay=1.0, times=None))
+    server.fault(Fault(delay=2.0, times=None))
     st = stage(
         "provider_c_ocr",
-        env(server, INGESTFLOW_PROVIDER_C_TIMEOUT="0.2"),
+        env(server, INGESTFLOW_PROVIDER_C_TIMEOUT="0.5"),
         image_block_types=("Image",),
     )
-    with pytest.raises(StageError, match="no answer within the timeout") as caught:
+    with pytest.raises(StageError, match=r"no complete answer within 0\.5 s") as caught:
         st.process(doc(element("Image", "x")))
     assert len(server.requests) == client_module.ATTEMPTS
     assert "\n" not in str(caught.value)
+
+
+def finish_within(seconds: float, call: Callable[[], Any]) -> Any:
+    """`call()`'s result (or its exception), failing the test loudly when it has not returned
+    after `seconds` (the call is left to its daemon thread, not waited for)."""
+    outcome: list[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        pytest.fail(f"still waiting for the model server after {seconds} s")
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+@pytest.mark.parametrize(
+    ("subtype", "headers"),
+    [("provider_c_ner", False), ("provider_a_ner", True)],
+    ids=["openai-body", "anthropic-headers"],
+)
+def test_a_trickling_server_fails_at_the_timeout_not_at_its_last_byte(
+    server: FakeModelServer, monkeypatch: pytest.MonkeyPatch, subtype: str, headers: bool
+):
+    """INGESTFLOW_<P>_TIMEOUT bounds the whole request: a server that sends one byte every
+    0.5 s (its answer would take ~20 minutes) fails each try when the timeout is up."""
+    monkeypatch.setattr(client_module, "ATTEMPTS", 2)
+    server.reply(lambda r: "x" * 2400)
+    server.trickle(0.5, headers=headers)
+    environ = env(server, INGESTFLOW_PROVIDER_C_TIMEOUT="2", INGESTFLOW_PROVIDER_A_TIMEOUT="2")
+    st = stage(subtype, environ)
+    variable = "INGESTFLOW_PROVIDER_" + subtype.split("_")[1].upper() + "_TIMEOUT"
+    document = doc(element("NarrativeText", "Ada", image=False))
+    with pytest.raises(StageError, match=rf"within 2 s \(2 tries\).*raise {variable}") as caught:
+        finish_within(60, lambda: st.process(document))
+    assert len(server.requests) == 2 and KEY not in str(caught.value)
 
 
 def test_a_server_error_that_persists_fails_the_document_naming_the_provider(

@@ -7,6 +7,9 @@ one retry policy here, for both). Timeouts, connection failures, HTTP 429 (waiti
 backoff, `ATTEMPTS` tries in all (tenacity); anything else, or the last failure, raises
 `ProviderError` with one line naming the provider and what it answered. The API key never
 appears in an error (it is scrubbed from whatever the server echoed).
+
+The endpoint's timeout bounds each try as a whole (connect, send, and the whole answer), not each
+read: a server that trickles its answer fails the try when the timeout is up (`deadline`).
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ class ModelClient:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text (the openai protocol's embeddings API)."""
         data = self._call(
-            lambda: self._openai().embeddings.create(model=self.model, input=list(texts))
+            lambda: self._sdk().embeddings.create(model=self.model, input=list(texts))
         )
         try:
             vectors = [list(item.embedding) for item in sorted(data.data, key=lambda d: d.index)]
@@ -98,18 +101,47 @@ class ModelClient:
         return vectors
 
     # --- protocols ------------------------------------------------------------------------------
-    def _openai(self) -> Any:
+    def _sdk(self) -> Any:
+        """The official client of the endpoint's protocol, made on first use."""
         with self._lock:
             if self._client is None:
-                import openai
-
-                self._client = openai.OpenAI(
-                    base_url=self.endpoint.base_url,
-                    api_key=self._key() or "not-needed",
-                    max_retries=0,
-                    timeout=self.endpoint.timeout,
-                )
+                if self.endpoint.protocol == "anthropic":
+                    self._client = self._new_anthropic()
+                else:
+                    self._client = self._new_openai()
             return self._client
+
+    def _new_openai(self) -> Any:
+        import openai
+
+        return openai.OpenAI(
+            base_url=self.endpoint.base_url,
+            api_key=self._key() or "not-needed",
+            max_retries=0,
+            timeout=self.endpoint.timeout,
+            http_client=self._http_client(),
+        )
+
+    def _new_anthropic(self) -> Any:
+        import warnings
+
+        import anthropic
+
+        # the client warns about model names it thinks retired; a local server's names are its
+        # own, and the workflow's model list is checked by validation
+        warnings.filterwarnings("ignore", message="The model .* is deprecated")
+        return anthropic.Anthropic(
+            base_url=self.endpoint.base_url,
+            api_key=self._key() or "not-needed",
+            max_retries=0,
+            timeout=self.endpoint.timeout,
+            http_client=self._http_client(),
+        )
+
+    def _http_client(self) -> Any:
+        from ingestflow.providers.deadline import http_client
+
+        return http_client(self.endpoint.timeout, self.endpoint.concurrency)
 
     def _openai_chat(
         self, prompt: str, images: Sequence[Image], system: str | None, max_tokens: int
@@ -122,7 +154,7 @@ class ModelClient:
         messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
         if system:
             messages.insert(0, {"role": "system", "content": system})
-        client = self._openai()
+        client = self._sdk()
         try:
             response = client.chat.completions.create(
                 model=self.model, messages=messages, max_tokens=max_tokens
@@ -141,22 +173,6 @@ class ModelClient:
     def _anthropic(
         self, prompt: str, images: Sequence[Image], system: str | None, max_tokens: int
     ) -> str:
-        with self._lock:
-            if self._client is None:
-                import warnings
-
-                import anthropic
-
-                # the client warns about model names it thinks retired; a local server's names
-                # are its own, and the workflow's model list is checked by validation
-                warnings.filterwarnings("ignore", message="The model .* is deprecated")
-
-                self._client = anthropic.Anthropic(
-                    base_url=self.endpoint.base_url,
-                    api_key=self._key() or "not-needed",
-                    max_retries=0,
-                    timeout=self.endpoint.timeout,
-                )
         content: list[dict[str, Any]] = [
             {
                 "type": "image",
@@ -172,7 +188,7 @@ class ModelClient:
         }
         if system:
             kwargs["system"] = system
-        response = self._client.messages.create(**kwargs)
+        response = self._sdk().messages.create(**kwargs)
         try:
             return "".join(b.text for b in response.content if getattr(b, "type", "") == "text")
         except (AttributeError, TypeError) as exc:
@@ -182,21 +198,34 @@ class ModelClient:
     def _call(self, request: Callable[[], T]) -> T:
         from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
+        from ingestflow.providers.deadline import within
+
         limit = _limit(self.endpoint)
         try:
+            self._sdk()  # made before the deadline starts: importing the library takes ~1 s
             for attempt in Retrying(
                 stop=stop_after_attempt(ATTEMPTS),
                 wait=_wait,
                 retry=retry_if_exception(_transient),
                 reraise=True,
             ):
-                with attempt, limit:
+                # the deadline starts once a slot is free: waiting for one is not the server's
+                with attempt, limit, within(self.endpoint.timeout):
                     return request()
         except ProviderError:
             raise
         except Exception as exc:  # every client error becomes one line naming the provider
+            if _timed_out(exc):
+                raise ProviderError(f"{self.label}: {self._too_slow()}") from None
             raise ProviderError(f"{self.label}: {describe(exc, self._key())}") from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _too_slow(self) -> str:
+        e = self.endpoint
+        return (
+            f"no complete answer within {e.timeout:g} s ({ATTEMPTS} tries); if the server "
+            f"needs longer, raise {e.timeout_variable} (seconds per request, now {e.timeout:g})"
+        )
 
     def _key(self) -> str | None:
         key = self.endpoint.api_key
@@ -248,7 +277,7 @@ def describe(exc: BaseException, secret: str | None = None) -> str:
         if isinstance(message, dict):
             message = message.get("message", message)
         text = f"HTTP {status}: {message}"
-    elif exc.__class__.__name__ in ("APITimeoutError", "TimeoutException", "ReadTimeout"):
+    elif _timed_out(exc):
         text = "no answer within the timeout (INGESTFLOW_<PROVIDER>_TIMEOUT)"
     elif exc.__class__.__name__ == "APIConnectionError":
         text = f"cannot connect ({exc.__cause__ or exc})"
@@ -258,6 +287,11 @@ def describe(exc: BaseException, secret: str | None = None) -> str:
     if secret:
         text = text.replace(secret, "***")
     return " ".join(text.split())[:400]
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """The request ran out of time (either client's timeout, or httpx2's)."""
+    return exc.__class__.__name__ in ("APITimeoutError", "TimeoutException", "ReadTimeout")
 
 
 def _transient(exc: BaseException) -> bool:

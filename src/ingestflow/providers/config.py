@@ -14,7 +14,7 @@ One set of variables per provider (the enrichment, VLM and contextual-chunking p
 - `INGESTFLOW_<NAME>_PROTOCOL`: `openai`, `anthropic` or `local` (the offline backends: NER with
   spaCy, OCR with tesseract). Default: `anthropic` for PROVIDER_A, `openai` for the others;
 - `INGESTFLOW_<NAME>_CONCURRENCY`: requests in flight at once per worker (default 8);
-- `INGESTFLOW_<NAME>_TIMEOUT`: seconds per request (default 60).
+- `INGESTFLOW_<NAME>_TIMEOUT`: seconds per request, the whole answer included (default 60).
 
 Vendor spellings name the same provider (`INGESTFLOW_OPENAI_BASE_URL` is PROVIDER_C's); all of
 a provider's variables are read with one spelling, SPEC.md's when its BASE_URL is set. `bedrock`
@@ -56,6 +56,7 @@ class Endpoint:
     model: str | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float = DEFAULT_TIMEOUT
+    prefix: str = ""  # what its variables were read with ("INGESTFLOW_OPENAI_"); "": SPEC.md's
 
     @property
     def shown_url(self) -> str:
@@ -66,6 +67,11 @@ class Endpoint:
     def variable(self) -> str:
         """The environment variable that configures this endpoint's URL."""
         return base_url_variable(self.name)
+
+    @property
+    def timeout_variable(self) -> str:
+        """The environment variable that sets this endpoint's timeout."""
+        return f"{self.prefix or f'INGESTFLOW_{env_name(self.name)}_'}TIMEOUT"
 
     def with_key(self, key: SecretStr | None) -> Endpoint:
         """This endpoint with a node's own key (`provider_api_key`) when it has one."""
@@ -137,6 +143,7 @@ def endpoints_from_env(environ: Mapping[str, str] | None = None) -> dict[str, En
             model=model,
             concurrency=int(_number(get("CONCURRENCY"), DEFAULT_CONCURRENCY, minimum=1)),
             timeout=_number(get("TIMEOUT"), DEFAULT_TIMEOUT, minimum=0.1),
+            prefix=prefix,
         )
     return found
 
