@@ -503,6 +503,21 @@ def test_bad_bytes_fail_with_a_one_line_reason(
     assert str(caught.value).startswith(f"Partitioner: {name}: ")
 
 
+@pytest.mark.parametrize("text", ["x", "a", "7", "ab", "é", "€", "日", "x\n"])
+def test_tiny_texts_are_read_as_text(fast: UnstructuredPartitionStage, text: str):
+    """libmagic calls every 1-byte file application/octet-stream: it is text all the same."""
+    out = fast.process(doc_of(text.encode(), "tiny.txt"))
+    assert [e["text"] for e in out.elements] == [text.strip()]
+
+
+@pytest.mark.parametrize("data", [b"\x00", b"\x01", b"\xff", b"\x1b\x02"])
+def test_tiny_bytes_that_are_not_text_are_still_binary(
+    fast: UnstructuredPartitionStage, data: bytes
+):
+    with pytest.raises(DocumentError, match=r"binary content: .*\(\.txt\) but its bytes are not"):
+        fast.process(doc_of(data, "tiny.txt"))
+
+
 def test_a_directory_a_missing_path_no_content_and_a_pipe(
     fast: UnstructuredPartitionStage, tmp_path: Path
 ):

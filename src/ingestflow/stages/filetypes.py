@@ -37,6 +37,7 @@ BINARY_TYPES = frozenset(
 )
 _OFFICE_LEGACY = frozenset({"DOC", "PPT", "XLS"})
 _WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_HEAD = 8192  # bytes read to tell text from binary
 _PDF_HEAD = 1024  # a PDF header may follow a little junk; readers look this far
 _PDF_TAIL = 2048
 
@@ -138,16 +139,29 @@ def classify(path: Path, name: str | None, encoding: str, images: bool = False) 
 
 def _binary_mime(path: Path, encoding: str) -> str | None:
     """libmagic's MIME type when the bytes are binary (NUL bytes outside UTF-16/32, or libmagic
-    sees no text), else None."""
+    sees no text and the bytes are not printable text in `encoding`), else None."""
     with path.open("rb") as fh:
-        head = fh.read(8192)
+        head = fh.read(_HEAD)
     mime = libmagic_mime(path)
     wide = encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32", "utf16", "utf32"))
     if b"\0" in head and not wide and not head.startswith(_WIDE_BOMS):
         return mime
-    if mime == "application/octet-stream" or mime.partition("/")[0] in ("image", "audio", "video"):
+    if mime.partition("/")[0] in ("image", "audio", "video"):
+        return mime
+    # libmagic calls any 1-byte file octet-stream ("very short file"): `x` is text all the same
+    if mime == "application/octet-stream" and not _printable(head, encoding, len(head) < _HEAD):
         return mime
     return None
+
+
+def _printable(head: bytes, encoding: str, whole: bool) -> bool:
+    """True when `head` (the whole file, or its start) decodes in `encoding` to printable text
+    and whitespace."""
+    try:
+        text = codecs.getincrementaldecoder(encoding)().decode(head, final=whole)
+    except (UnicodeDecodeError, LookupError):
+        return False
+    return all(char.isprintable() or char.isspace() for char in text)
 
 
 def _require_pandoc(file_type: FileType) -> None:
