@@ -69,6 +69,13 @@ class Conflict(IngestflowError):
     exit_code = 2
 
 
+class InputFileError(IngestflowError):
+    """A file the user named (a workflow, a connector) cannot be read: missing, not a regular
+    file, too large, not UTF-8."""
+
+    exit_code = 2
+
+
 class TooLarge(IngestflowError):
     """An upload is over the size the workspace accepts."""
 

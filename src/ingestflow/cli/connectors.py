@@ -14,13 +14,9 @@ FileArg = Annotated[Path, typer.Argument(help="Connector JSON: {name, type, conf
 
 
 def _load(file: Path) -> Any:
-    from ingestflow.errors import WorkflowInvalid
-    from ingestflow.service.validation import load_json
+    from ingestflow.service.validation import load_body
 
-    data, problems = load_json(file)
-    if problems:
-        raise WorkflowInvalid(problems, what="connector")
-    return data
+    return load_body(file, what="connector")
 
 
 def _service(workspace: Path) -> Any:

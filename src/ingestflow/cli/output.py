@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from ingestflow.errors import IngestflowError, WorkflowInvalid
+from ingestflow.errors import IngestflowError, InputFileError, WorkflowInvalid
 
 
 def echo_problems(label: str, problems: list[Any], err: bool = False) -> None:
@@ -44,6 +44,8 @@ def print_error(exc: IngestflowError, where: str = "") -> None:
     if isinstance(exc, WorkflowInvalid):
         typer.echo(f"✗ {where}{str(exc).splitlines()[0]}", err=True)
         echo_problems("✗", exc.problems, err=True)
+    elif isinstance(exc, InputFileError):  # its message names the file already
+        typer.echo(f"✗ {exc}", err=True)
     else:
         typer.echo(f"✗ {where}{exc}", err=True)
 

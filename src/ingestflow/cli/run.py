@@ -118,13 +118,9 @@ def run(
     from ingestflow.service import early
 
     def body() -> Any:
-        from ingestflow.errors import WorkflowInvalid
-        from ingestflow.service.validation import load_json
+        from ingestflow.service.validation import load_body
 
-        data, problems = load_json(workflow)
-        if problems:
-            raise WorkflowInvalid(problems)
-        return data
+        return load_body(workflow)
 
     try:
         # the workers' libraries start loading now, while the workflow is checked

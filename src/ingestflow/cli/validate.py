@@ -35,6 +35,9 @@ def validate(
         typer.echo(f"✗ --as-of: not a date (YYYY-MM-DD): {as_of!r}", err=True)
         raise typer.Exit(2) from None
     result = check_file(file, today)
+    if result.kind == "file" and not as_json:  # the file could not be read: one line says why
+        typer.echo(f"✗ {result.problems[0].message}", err=True)
+        raise typer.Exit(2)
     kind, problems, warnings, summary = (
         result.kind,
         result.problems,

@@ -17,13 +17,9 @@ FileArg = Annotated[Path, typer.Argument(help="Workflow JSON file.")]
 
 
 def _load(file: Path) -> Any:
-    from ingestflow.errors import WorkflowInvalid
-    from ingestflow.service.validation import load_json
+    from ingestflow.service.validation import load_body
 
-    data, problems = load_json(file)
-    if problems:
-        raise WorkflowInvalid(problems)
-    return data
+    return load_body(file)
 
 
 def _service(workspace: Path) -> Any:

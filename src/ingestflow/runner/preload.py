@@ -107,8 +107,10 @@ def early(workflow: Path, inputs: list[Path], workers: int, exclude: list[Path])
     workers = workers or len(os.sched_getaffinity(0))  # as `RunOptions.worker_count`
     try:
         from ingestflow.connectors.local import LocalSource
+        from ingestflow.spec.input_file import read_input_file
 
-        body = json.loads(workflow.read_text(encoding="utf-8"))
+        # the run reads it by the same rules: no FIFO waited on, no /dev/zero read for ever
+        body = json.loads(read_input_file(workflow))
         if guess(body, workers, None) is None:
             return  # no server: no need to look at the files
         wanted = guess(body, workers, LocalSource(inputs, exclude=exclude).suffixes())

@@ -17,8 +17,8 @@ from ingestflow.connectors.registry import (
 )
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.service.lite_paths import LitePaths
+from ingestflow.service.validation import load_body
 from ingestflow.spec.models import MASK, SECRET_FIELDS
-from ingestflow.spec.parsing import load_json_file
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
 from ingestflow.store import Workspace, now
@@ -153,9 +153,7 @@ class Connectors:
         """A connector from a JSON file, or stored in the workspace (by id or name)."""
         path = Path(ref)
         if path.suffix == ".json" or path.exists():
-            data, problems = load_json_file(path)
-            if problems:
-                raise WorkflowInvalid(problems, what="connector")
+            data = load_body(path, what="connector")
         else:
             data = self.body(str(ref), role or None)
         return self._checked(data, role or None, what=f"{role or 'the'} connector")

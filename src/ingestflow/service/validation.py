@@ -10,7 +10,15 @@ from typing import Any
 
 from ingestflow.spec.problems import Problem, short
 
-__all__ = ["FileCheck", "Problem", "check_body", "check_file", "load_json", "short"]
+__all__ = [
+    "FileCheck",
+    "Problem",
+    "check_body",
+    "check_file",
+    "load_body",
+    "load_json",
+    "short",
+]
 
 _LABELS = {
     "partition": "Partitioner",
@@ -37,20 +45,47 @@ class FileCheck:
 
 def load_json(path: Path) -> tuple[Any, list[Problem]]:
     """A JSON file's content, or the problems that kept it from being read (duplicate keys,
-    syntax, encoding, a missing file)."""
+    syntax, encoding, a missing file, not a regular file, too large)."""
     from ingestflow.spec.parsing import load_json_file
 
     return load_json_file(path)
 
 
+def load_body(path: Path, what: str = "workflow") -> Any:
+    """A workflow (or connector) body from the JSON file the user named: InputFileError when
+    the file cannot be read (one line), WorkflowInvalid with every problem of its JSON."""
+    from ingestflow.errors import WorkflowInvalid
+    from ingestflow.spec.input_file import read_input_file
+    from ingestflow.spec.parsing import load_json_text
+
+    data, problems = load_json_text(read_input_file(path, what))
+    if problems:
+        raise WorkflowInvalid(problems, what=what)
+    return data
+
+
 def check_file(path: Path, today: date | None = None) -> FileCheck:
-    """Check a workflow file (or a connector body: name, type, config) against every rule."""
+    """Check a workflow file (or a connector body: name, type, config) against every rule; a
+    file that cannot be read is one problem of kind `file`."""
+    from ingestflow.errors import InputFileError
+    from ingestflow.spec.input_file import read_input_file
+    from ingestflow.spec.parsing import load_json_text
+
+    try:
+        text = read_input_file(path)
+    except InputFileError as exc:
+        return FileCheck("file", [Problem("$", str(exc))])
+    data, problems = load_json_text(text)
+    if problems:
+        return FileCheck(problems=problems)
+    return check_data(data, today)
+
+
+def check_data(data: Any, today: date | None = None) -> FileCheck:
+    """Check a workflow body (or a connector body: name, type, config) against every rule."""
     from ingestflow.connectors.registry import validate_connector
     from ingestflow.spec.validate import looks_like_connector, validate_workflow
 
-    data, problems = load_json(path)
-    if problems:
-        return FileCheck(problems=problems)
     if looks_like_connector(data):
         checked_c = validate_connector(data)
         summary = f"{checked_c.connector.type} connector" if checked_c.connector else ""

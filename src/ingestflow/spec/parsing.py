@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ingestflow.errors import InputFileError
+from ingestflow.spec.input_file import read_input_file
 from ingestflow.spec.models import MASK, SECRET_FIELDS
 from ingestflow.spec.problems import Problem, join_path
 from ingestflow.spec.record import mask_url_credentials
@@ -31,19 +33,18 @@ _TYPE_WORDS = {
 
 
 def load_json_file(path: Path) -> tuple[Any, list[Problem]]:
-    """Read a JSON file; a missing file or malformed JSON is a Problem (with line and column)."""
+    """Read a JSON file (`read_input_file`'s rules); a file that cannot be read or malformed JSON
+    is a Problem (with line and column)."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None, [Problem("$", f"file not found: {path}", hint="check the path")]
-    except OSError as exc:
-        return None, [Problem("$", f"cannot read {path}: {exc.__class__.__name__}: {exc}")]
-    return load_json_bytes(raw)
+        text = read_input_file(path)
+    except InputFileError as exc:
+        return None, [Problem("$", str(exc))]
+    return load_json_text(text)
 
 
 def load_json_bytes(raw: bytes) -> tuple[Any, list[Problem]]:
-    """Parse JSON from bytes as `load_json_text` does; the bytes must be UTF-8 (RFC 8259). A file
-    for `ingestflow validate` and an API body both come this way, so both obey the same rules."""
+    """Parse JSON from bytes as `load_json_text` does; the bytes must be UTF-8 (RFC 8259). An API
+    body comes this way, a file through `read_input_file`: both obey the same rules."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
