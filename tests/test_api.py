@@ -43,6 +43,51 @@ def test_load_and_validate() -> None:
         ingestflow.load_workflow(bad)
 
 
+TEMPLATE = {
+    "name": "t",
+    "workflow_type": "template",
+    "template_id": "hi_res_partition",
+    "source_id": "wiki",  # stored connectors' ids: resolved when the workflow is stored or run
+    "destination_id": "lake",
+}
+SAME_INPUTS = {
+    "zero": 0,
+    "a-list": [WORKFLOW],
+    "neither-path-nor-json": "not a path, {nor JSON",
+    "unknown-template": {**TEMPLATE, "template_id": "no_such_template"},
+    "a-valid-template": TEMPLATE,
+    "a-valid-workflow": WORKFLOW,
+    "a-connector-lacking-fields": {"name": "lake", "type": "milvus", "config": {"uri": "./l.db"}},
+}
+
+
+@pytest.mark.parametrize("name", list(SAME_INPUTS))
+def test_validate_agrees_with_the_cli_and_never_raises(tmp_path: Path, name: str) -> None:
+    """`ingestflow.validate(x)` returns the problems `ingestflow validate` prints for the same
+    input: a string is a path for both; any other value is what the CLI's file holds."""
+    from typer.testing import CliRunner
+
+    from ingestflow.cli import app
+
+    value = SAME_INPUTS[name]
+    if isinstance(value, str):
+        path = value
+    else:
+        path = str(tmp_path / "input.json")
+        Path(path).write_text(json.dumps(value))
+    problems = [p.as_dict() for p in ingestflow.validate(value)]
+    assert problems == [p.as_dict() for p in ingestflow.validate(path)]
+    result = CliRunner().invoke(app, ["validate", "--json", path])
+    assert json.loads(result.stdout)["problems"] == problems
+    assert result.exit_code == (2 if problems else 0)
+    assert bool(problems) == (name not in ("a-valid-template", "a-valid-workflow"))
+    if name == "unknown-template":
+        assert [p["path"] for p in problems] == ["template_id"]
+    if problems:
+        with pytest.raises(ingestflow.WorkflowInvalid, match="is invalid"):
+            ingestflow.load_workflow(value)
+
+
 def test_the_readme_snippet_runs(tmp_path: Path) -> None:
     docs = _docs(tmp_path)
     wf = ingestflow.load_workflow(WORKFLOW)

@@ -13,12 +13,16 @@ look at elements as a table. A front end over the service layer, like the CLI (w
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import NotFound, WorkflowInvalid
+
+if TYPE_CHECKING:
+    from ingestflow.spec.problems import Problem  # a type only: nothing imported at run time
 
 DEFAULT_WORKSPACE = Path(".ingestflow")
 Element = dict[str, Any]
@@ -79,28 +83,31 @@ class RunResult:
             }
 
 
-def load_workflow(source: str | Path | dict[str, Any]) -> Workflow:
-    """A workflow from a JSON file or a body, checked against every rule (WorkflowInvalid lists
-    every problem found, each with its JSON path)."""
+def load_workflow(source: str | os.PathLike[str] | dict[str, Any]) -> Workflow:
+    """A workflow from a JSON file (a path) or a body, checked against every rule
+    (WorkflowInvalid lists every problem found, each with its JSON path; a body that is not an
+    object, or a file that cannot be read, is a problem too)."""
     from ingestflow.service.validation import check_body, load_json
 
-    if isinstance(source, dict):
-        body = source
-    else:
+    if isinstance(source, (str, os.PathLike)):
         body, problems = load_json(Path(source))
         if problems:
             raise WorkflowInvalid(problems)
+    else:
+        body = source
     warnings = check_body(body)
     return Workflow(body, tuple(warnings))
 
 
-def validate(source: str | Path | dict[str, Any]) -> list[Any]:
-    """The problems of a workflow (empty when it is valid), without raising."""
-    try:
-        load_workflow(source)
-    except WorkflowInvalid as exc:
-        return list(exc.problems)
-    return []
+def validate(source: Any) -> list[Problem]:
+    """The problems of a workflow or connector, as a JSON file (a path) or a body (empty when it
+    is valid): exactly what `ingestflow validate` reports for the same file. Never raises for
+    bad input: a value that is not a body, or a file that cannot be read, is a problem."""
+    from ingestflow.service.validation import check_data, check_file
+
+    if isinstance(source, (str, os.PathLike)):
+        return list(check_file(Path(source)).problems)
+    return list(check_data(source).problems)
 
 
 def run(

@@ -24,8 +24,9 @@ def validate(
 ) -> None:
     """Check a workflow file against every rule of the spec. Exit 0 valid, 2 invalid.
 
-    The file is judged on its own: connector and template ids are resolved when a workflow is
-    stored or run. A connector body (name, type, config) is checked as a connector.
+    The file is judged on its own: connector ids are resolved when a workflow is stored or run
+    (template ids are the built-in templates'). A connector body (name, type, config) is checked
+    as a connector. `ingestflow.validate(path)` reports the same problems.
     """
     from ingestflow.service.validation import check_file
 

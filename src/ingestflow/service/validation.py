@@ -14,6 +14,7 @@ __all__ = [
     "FileCheck",
     "Problem",
     "check_body",
+    "check_data",
     "check_file",
     "load_body",
     "load_json",
@@ -82,36 +83,46 @@ def check_file(path: Path, today: date | None = None) -> FileCheck:
 
 
 def check_data(data: Any, today: date | None = None) -> FileCheck:
-    """Check a workflow body (or a connector body: name, type, config) against every rule."""
+    """Check a workflow body (or a connector body: name, type, config) against every rule; any
+    value at all (a number, a list) gets problems, never an exception."""
     from ingestflow.connectors.registry import validate_connector
-    from ingestflow.spec.validate import looks_like_connector, validate_workflow
+    from ingestflow.spec.validate import looks_like_connector
 
     if looks_like_connector(data):
         checked_c = validate_connector(data)
         summary = f"{checked_c.connector.type} connector" if checked_c.connector else ""
         return FileCheck("connector", checked_c.problems, [], summary)
-    checked = validate_workflow(data, today=today)
-    summary = ""
-    if checked.workflow is not None:
-        chain = " → ".join(_LABELS.get(n.type, n.type) for n in checked.nodes)
-        summary = f"{checked.workflow.workflow_type}" + (f": {chain}" if chain else "")
-    return FileCheck("workflow", checked.problems, checked.warnings, summary)
+    return _check_workflow(data, today)
 
 
 def check_body(body: Any) -> list[str]:
     """Check a workflow body against every rule (templates expanded); WorkflowInvalid with every
     problem when it breaks one, else its warnings as lines."""
     from ingestflow.errors import WorkflowInvalid
-    from ingestflow.runner.plan import expand_template
-    from ingestflow.spec.validate import validate_workflow
 
-    checked = validate_workflow(body)
-    if (
-        checked.valid
-        and checked.workflow is not None
-        and checked.workflow.workflow_type == "template"
-    ):
-        checked = validate_workflow(expand_template(body))
-    if not checked.valid:
+    checked = _check_workflow(body, None)
+    if checked.problems:
         raise WorkflowInvalid(checked.problems)
     return [w.one_line() for w in checked.warnings]
+
+
+def _check_workflow(data: Any, today: date | None) -> FileCheck:
+    """A workflow body against every rule; a template's nodes checked too (its id must be a
+    built-in template's: they are known without a workspace)."""
+    from ingestflow.runner.plan import expand_template
+    from ingestflow.spec.templates import template_problem
+    from ingestflow.spec.validate import validate_workflow
+
+    checked = validate_workflow(data, today=today)
+    workflow = checked.workflow
+    kind = workflow.workflow_type if workflow is not None else ""
+    if checked.valid and workflow is not None and kind == "template":
+        problem = template_problem(str(workflow.template_id))
+        if problem is not None:
+            return FileCheck("workflow", [problem], list(checked.warnings))
+        checked = validate_workflow(expand_template(data), today=today)
+    summary = ""
+    if checked.workflow is not None:
+        chain = " → ".join(_LABELS.get(n.type, n.type) for n in checked.nodes)
+        summary = kind + (f": {chain}" if chain else "")
+    return FileCheck("workflow", checked.problems, checked.warnings, summary)

@@ -206,17 +206,10 @@ class Workflows:
                             )
                         )
             if workflow.workflow_type == "template" and workflow.template_id:
-                from ingestflow.spec.templates import TEMPLATES
+                from ingestflow.spec.templates import template_problem
 
-                if workflow.template_id not in TEMPLATES:
-                    problems.append(
-                        Problem(
-                            "template_id",
-                            "no template has this id",
-                            found=workflow.template_id,
-                            allowed=list(TEMPLATES),
-                        )
-                    )
+                if (problem := template_problem(workflow.template_id)) is not None:
+                    problems.append(problem)
         if problems:
             raise WorkflowInvalid(problems)
         return checked

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingestflow.errors import NotFound
+from ingestflow.spec.problems import Problem
 
 _MINILM = "sentence-transformers/all-minilm-l6-v2"
 
@@ -131,6 +132,19 @@ TEMPLATES: dict[str, Template] = {
         ),
     )
 }
+
+
+def template_problem(template_id: str) -> Problem | None:
+    """The problem of a `template_id` that no template has; None when one has it."""
+    if template_id in TEMPLATES:
+        return None
+    return Problem(
+        "template_id",
+        "no template has this id",
+        found=template_id,
+        allowed=list(TEMPLATES),
+        hint="`ingestflow templates list` shows them",
+    )
 
 
 def get_template(template_id: str) -> Template:
