@@ -518,6 +518,50 @@ def test_tiny_bytes_that_are_not_text_are_still_binary(
         fast.process(doc_of(data, "tiny.txt"))
 
 
+def nested_html(depth: int, after: int = 1) -> bytes:
+    """A page with a paragraph before, one `depth` levels deep, and `after` paragraphs after."""
+    tail = "".join(f"<p>After the deep part, paragraph {i}.</p>" for i in range(after))
+    return (
+        "<html><body><p>Before the deep part.</p>"
+        + "<div>" * depth
+        + "<p>The deepest paragraph.</p>"
+        + "</div>" * depth
+        + tail
+        + "</body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("after", [1, 3000], ids=["small", "over-the-prefetch-size"])
+def test_html_nested_300_levels_is_read_in_full(fast: UnstructuredPartitionStage, after: int):
+    """lxml stops at 256 levels unless told otherwise: the deep text and all after it were lost,
+    and the document succeeded."""
+    out = fast.process(doc_of(nested_html(300, after), "deep.html"))
+    expected = ["Before the deep part.", "The deepest paragraph."]
+    expected += [f"After the deep part, paragraph {i}." for i in range(after)]
+    assert [e["text"] for e in out.elements] == expected
+    assert out.warnings == []
+
+
+@pytest.mark.parametrize("depth", [600, 5000])
+def test_html_nested_deeper_than_the_partitioner_reads_fails_naming_it(
+    fast: UnstructuredPartitionStage, depth: int
+):
+    found = "more than 2\\d{3}" if depth > 2048 else "60\\d"  # libxml2 stops at 2048 even so
+    with pytest.raises(
+        DocumentError, match=rf"^Partitioner: deep\.html: the HTML is nested {found} "
+    ):
+        fast.process(doc_of(nested_html(depth), "deep.html"))
+
+
+def test_an_email_whose_html_body_is_too_deep_fails_naming_it(fast: UnstructuredPartitionStage):
+    message = EmailMessage()
+    message["Subject"] = "Deep"
+    message.set_content("The plain part.\n")
+    message.add_alternative(nested_html(5000).decode(), subtype="html")
+    with pytest.raises(DocumentError, match=r"^Partitioner: deep\.eml: the HTML is nested more"):
+        fast.process(doc_of(bytes(message), "deep.eml"))
+
+
 def test_a_directory_a_missing_path_no_content_and_a_pipe(
     fast: UnstructuredPartitionStage, tmp_path: Path
 ):

@@ -27,7 +27,9 @@
 - What Fast cannot read fails the document alone with a one-line reason (`StageError`): images and
   PDFs without a text layer ("needs OCR"), encrypted, damaged or truncated PDFs, empty files,
   unknown types, binary bytes under a text name, a name that promises a PDF (or other binary
-  format) over text content, unreadable paths. PDFs that yield zero elements are always a failure
+  format) over text content, unreadable paths, HTML nested deeper than the partitioner reads
+  (`html_depth`: the parser's own 256-level limit is lifted, so nothing is cut short in
+  silence). PDFs that yield zero elements are always a failure
   (the library returns nothing, without an error, for several broken PDFs); the reason comes from
   a pypdf inspection. Other types may legitimately hold no text (a blank page, an empty sheet):
   they succeed with no elements and a warning. PDF pages that gave no text are named in a warning.
@@ -57,7 +59,7 @@ from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, Wor
 from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import filetypes, hires, long_text, nlp_batch
+from ingestflow.stages import filetypes, hires, html_depth, long_text, nlp_batch
 from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.ids import stable_id
 
@@ -142,6 +144,7 @@ class UnstructuredPartitionStage(Stage):
             from unstructured.partition.auto import partition
 
             _get_nlp()  # load the model now: the first document should not pay for it
+            html_depth.install()  # deep HTML read in full, or refused: never cut short
             if self.settings.strategy == "hi_res":
                 hires.load_layout_model()
         except (ImportError, OSError, RuntimeError) as exc:
