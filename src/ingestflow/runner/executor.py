@@ -21,6 +21,7 @@ from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
 from ingestflow.runner import worker
+from ingestflow.runner.enrichment import EnrichmentTally
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Stage
 from ingestflow.store.jobs import FileResult, NodeStats, Workspace
@@ -81,7 +82,9 @@ class JobRunner:
         self.job_id = ""
         self.stop_requested = False
         self.notes: list[str] = []  # what stages say about the whole job (at precheck)
-        slow = any(stage.slow_per_document for stage in plan.stages())
+        stages = plan.stages()
+        slow = any(stage.slow_per_document for stage in stages)
+        self.enrichment = EnrichmentTally(stages)
         self._batch_docs = 1 if slow else options.batch_docs  # balance seconds-long documents
         self._fan_at: int | None = None
         self._dominant: set[int] = set()  # ids of documents that are most of the work in view
@@ -160,6 +163,8 @@ class JobRunner:
 
                 with suppress(Exception):  # must not hide the run's own outcome
                     preload.stop()
+        if status == "COMPLETED":
+            self.notes.extend(self.enrichment.notes())
         reuse = self.opts.reuse
         if reuse is not None:
             said = reuse.summary()
@@ -537,6 +542,7 @@ class JobRunner:
                     stat.elements_out += int(metrics[1])
                     stat.seconds += metrics[2]
             if ok:
+                self.enrichment.add(doc)
                 pages = self.stats[0].pages_by_strategy
                 for strategy, count in doc.stats.get("pages_by_strategy", {}).items():
                     pages[strategy] = pages.get(strategy, 0) + count

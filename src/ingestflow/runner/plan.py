@@ -137,11 +137,29 @@ def plan_from_checked(
         enrichment_tasks=tuple(
             ENRICHMENT_SUBTYPES[n.subtype] for n in nodes if n.type == "prompter"
         ),
+        enrichment_crops=tuple(dict.fromkeys(t for n in nodes for t in n.kind.crops)),
+        drop_crops_after=crops_to_drop(nodes, blocks),
         context_provider=context_provider() if _contextual(nodes) else "provider_a",
     )
     return Plan(
         checked.workflow, tuple(nodes), context, tuple(w.one_line() for w in checked.warnings)
     )
+
+
+def crops_to_drop(nodes: list[PlannedNode], kept: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Node name -> the element types whose crops go from that node's output on: each type some
+    node needs (`NodeKind.crops`) and `kept` (the partitioner's `extract_image_block_types`)
+    does not list, dropped after the last node that needs it."""
+    listed = {t.lower() for t in kept}
+    last: dict[str, str] = {}
+    for node in nodes:
+        for kind in node.kind.crops:
+            if kind.lower() not in listed:
+                last[kind] = node.name
+    drops: dict[str, tuple[str, ...]] = {}
+    for kind, name in last.items():
+        drops[name] = (*drops.get(name, ()), kind)
+    return drops
 
 
 def _contextual(nodes: list[PlannedNode]) -> bool:

@@ -69,6 +69,8 @@ def chain_hashes(plan: Any) -> list[str]:
             name: [e.base_url, e.protocol, e.model] for name, e in sorted(ctx.endpoints.items())
         },
     }
+    if ctx.enrichment_crops:  # the partitioner crops these too (absent: hashes as before)
+        base["enrichment_crops"] = list(ctx.enrichment_crops)
     digest = hashlib.sha256(json.dumps(base, sort_keys=True, default=str).encode())
     out = []
     for node in plan.nodes:

@@ -93,6 +93,14 @@ ENRICHMENT_TASKS: dict[str, tuple[str, ...]] = {
 ENRICHMENT_SUBTYPES: dict[str, str] = {
     subtype: task for task, subtypes in ENRICHMENT_TASKS.items() for subtype in subtypes
 }
+#: The element types whose image crop (`image_base64`) each enrichment task sends to its model.
+#: High Res and Auto crop these whenever such a node is in the workflow, listed in
+#: `extract_image_block_types` or not. Generative OCR reads the types the user lists instead.
+ENRICHMENT_CROPS: dict[str, tuple[str, ...]] = {
+    "image_description": ("Image",),
+    "table_description": ("Table",),
+    "table2html": ("Table",),
+}
 
 PARTITION_SUBTYPES = ("vlm", "unstructured_api")
 CHUNK_SUBTYPES = ("chunk_by_character", "chunk_by_title", "chunk_by_page", "chunk_by_similarity")

@@ -10,7 +10,12 @@ import importlib
 from dataclasses import dataclass
 
 from ingestflow.spec import settings as s
-from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_SUBTYPES
+from ingestflow.spec.catalog import (
+    CHUNK_SUBTYPES,
+    EMBED_SUBTYPES,
+    ENRICHMENT_CROPS,
+    ENRICHMENT_SUBTYPES,
+)
 
 NODE_TYPES = ("partition", "prompter", "chunk", "embed")
 
@@ -23,17 +28,25 @@ class NodeKind:
     subtype: str
     settings: type[s.Settings]
     stage: str  # "module:Class"
+    #: Element types whose image crop the node needs from the partitioner (enrichments).
+    crops: tuple[str, ...] = ()
 
 
 _REGISTRY: dict[tuple[str, str], NodeKind] = {}
 
 
-def register(type_: str, subtype: str, settings: type[s.Settings], stage: str) -> None:
+def register(
+    type_: str,
+    subtype: str,
+    settings: type[s.Settings],
+    stage: str,
+    crops: tuple[str, ...] = (),
+) -> None:
     """Register a node kind; registering the same (type, subtype) twice is an error."""
     key = (type_, subtype)
     if key in _REGISTRY:
         raise ValueError(f"node kind {type_}/{subtype} is already registered")
-    _REGISTRY[key] = NodeKind(type_, subtype, settings, stage)
+    _REGISTRY[key] = NodeKind(type_, subtype, settings, stage, crops)
 
 
 def lookup(type_: str, subtype: str) -> NodeKind | None:
@@ -67,6 +80,7 @@ for _subtype, _task in ENRICHMENT_SUBTYPES.items():
         _subtype,
         _PROMPTER_SETTINGS.get(_task, s.EmptySettings),
         "ingestflow.stages.prompter:PrompterStage",
+        ENRICHMENT_CROPS.get(_task, ()),
     )
 
 _CHUNK_SETTINGS: dict[str, type[s.Settings]] = {

@@ -41,6 +41,12 @@ class RunContext:
     ocr_languages: tuple[str, ...] = ("eng",)
     #: The enrichment tasks of the workflow (`image_description`, `ocr` …).
     enrichment_tasks: tuple[str, ...] = ()
+    #: Element types whose image crop an enrichment node needs (High Res and Auto crop them
+    #: whatever `extract_image_block_types` says; `runner.plan` derives them from the registry).
+    enrichment_crops: tuple[str, ...] = ()
+    #: Node name -> element types whose crops that node drops from its output: the crops no
+    #: later node needs and the user did not list (they were made for the enrichments only).
+    drop_crops_after: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: The provider contextual chunking uses.
     context_provider: str = "provider_a"
 

@@ -162,6 +162,16 @@ class UnstructuredPartitionStage(Stage):
         doc.warnings.extend(warnings)
         return doc
 
+    def image_blocks(self) -> list[str]:
+        """The element types to crop (`image_base64`): `extract_image_block_types`, and under
+        High Res also those the workflow's enrichment nodes need (`RunContext.enrichment_crops`;
+        they leave the output after the last node that needs them unless listed here)."""
+        blocks = list(self.settings.extract_image_block_types or ())
+        if self.settings.strategy == "hi_res":
+            listed = {b.lower() for b in blocks}
+            blocks += [t for t in self.context.enrichment_crops if t.lower() not in listed]
+        return blocks
+
     # --- one file (the document, or one of its attachments) -------------------------------------
     def _partition_file(
         self,
@@ -196,8 +206,9 @@ class UnstructuredPartitionStage(Stage):
             "xml_keep_tags": st.xml_keep_tags,
             "unique_element_ids": st.unique_element_ids,
         }
-        if st.extract_image_block_types:  # Image elements of HTML (and HTML email bodies)
-            kwargs["extract_image_block_types"] = list(st.extract_image_block_types)
+        blocks = self.image_blocks()
+        if blocks:  # Image elements of HTML (and HTML email bodies)
+            kwargs["extract_image_block_types"] = blocks
             kwargs["extract_image_block_to_payload"] = True
         if last_modified:
             kwargs["metadata_last_modified"] = last_modified
@@ -331,8 +342,9 @@ class UnstructuredPartitionStage(Stage):
             infer_table_structure=False,  # ingestflow's own table structure, in the hooks
             pdf_image_dpi=hires.DPI,
         )
-        if st.extract_image_block_types:
-            kwargs["extract_image_block_types"] = list(st.extract_image_block_types)
+        blocks = self.image_blocks()
+        if blocks:
+            kwargs["extract_image_block_types"] = blocks
             kwargs["extract_image_block_to_payload"] = True
         if not is_image:
             hires.text_layer_chars(path)  # a PDF pdfium cannot open fails here, in one line

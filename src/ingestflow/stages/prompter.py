@@ -37,6 +37,7 @@ from ingestflow.providers.client import (
     map_bounded,
 )
 from ingestflow.spec.catalog import ENRICHMENT_SUBTYPES
+from ingestflow.spec.registry import lookup
 from ingestflow.spec.settings import NERSettings, Settings
 from ingestflow.stages.base import RunContext, Stage
 
@@ -48,6 +49,10 @@ DEFAULT_MODELS = {
     "provider_d": "gemini-2.0-flash-001",
 }
 _IMAGE_TASKS = ("image_description", "table_description", "table2html", "ocr")
+#: `Document.stats` key: node name -> how many of the document's elements the node acted on.
+ACTED_ON = "enrichment_acted_on"
+#: The metadata of an element's crop.
+_CROP_FIELDS = ("image_base64", "image_mime_type")
 _LOCAL_TASKS = ("ner", "ocr")
 
 
@@ -60,6 +65,9 @@ class PrompterStage(Stage):
         self.provider = subtype[: len("provider_x")]
         self._client: ModelClient | None = None
         self.endpoint: config.Endpoint | None = None
+        kind = lookup("prompter", subtype)
+        #: The element types whose crop this node sends (the registry's rule; none for NER, OCR).
+        self.crops = kind.crops if kind is not None else ()
 
     @property
     def what(self) -> str:
@@ -95,8 +103,9 @@ class PrompterStage(Stage):
         """Enrich the document's elements; StageError when a request or an answer fails."""
         self.open()
         targets = [i for i, e in enumerate(doc.elements) if self._wants(e)]
+        doc.stats.setdefault(ACTED_ON, {})[self.name] = len(targets)
         if not targets:
-            return doc
+            return self._drop_crops(doc)
         elements = [
             copy.deepcopy(e) if i in set(targets) else e for i, e in enumerate(doc.elements)
         ]
@@ -111,16 +120,32 @@ class PrompterStage(Stage):
         if error is not None:
             raise StageError(self.name, doc.filename, self._reason(error)) from None
         doc.elements = elements
+        return self._drop_crops(doc)
+
+    def _drop_crops(self, doc: Document) -> Document:
+        """The document without the crops made for the enrichments only, once no later node
+        needs them (`RunContext.drop_crops_after`); the elements are copied, not changed."""
+        types = set(self.context.drop_crops_after.get(self.name, ()))
+        if not types:
+            return doc
+        doc.elements = [_without_crop(e) if e.get("type") in types else e for e in doc.elements]
         return doc
+
+    def reads(self) -> str:
+        """What this node acts on, in words (for the job's message when it found none)."""
+        if self.crops:
+            return " or ".join(f"{kind} element" for kind in self.crops) + " with its image crop"
+        if self.task == "ocr":
+            listed = ", ".join(self.context.image_block_types) or "none"
+            return f"element of the types in extract_image_block_types ({listed}) with its image"
+        return "element with text"
 
     # --- which elements -------------------------------------------------------------------------
     def _wants(self, element: Element) -> bool:
         kind = element.get("type")
         has_image = bool(element.get("metadata", {}).get("image_base64"))
-        if self.task == "image_description":
-            return kind == "Image" and has_image
-        if self.task in ("table_description", "table2html"):
-            return kind == "Table" and has_image
+        if self.crops:
+            return kind in self.crops and has_image
         if self.task == "ocr":
             if kind not in self.context.image_block_types or not has_image:
                 return False
@@ -201,3 +226,12 @@ class PrompterStage(Stage):
         if isinstance(exc, ProviderError):
             return str(exc)
         return f"{self.task} failed: {exc.__class__.__name__}: {exc}"
+
+
+def _without_crop(element: Element) -> Element:
+    """A copy of `element` without its image crop (the element itself when it has none)."""
+    metadata = element.get("metadata") or {}
+    if not any(key in metadata for key in _CROP_FIELDS):
+        return element
+    kept = {k: v for k, v in metadata.items() if k not in _CROP_FIELDS}
+    return {**element, "metadata": kept}
