@@ -187,3 +187,27 @@ def test_a_node_that_finds_nothing_in_the_whole_job_says_so(
         "with its image crop in the 2 document(s) it received, so it changed nothing"
     ) in record["message"]
     assert KEY not in json.dumps(record)
+
+
+@pytest.mark.slow
+def test_auto_gives_a_table_description_its_crop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.stages.test_hires import draw_page
+
+    wf = workflow(None, TABLES)
+    wf["workflow_nodes"][0] = {
+        "name": "Partitioner",
+        "type": "partition",
+        "subtype": "vlm",
+        "settings": {"is_dynamic": True, "allow_fast": True, "unique_element_ids": False},
+    }
+    monkeypatch.delenv("INGESTFLOW_PROVIDER_A_BASE_URL", raising=False)
+    monkeypatch.delenv("INGESTFLOW_ANTHROPIC_BASE_URL", raising=False)
+    record, requests = run(tmp_path, wf, {"scan.pdf": draw_page()}, monkeypatch)
+    (request,) = requests  # the scan went to High Res (no VLM server): its table, cropped
+    (table,) = [e for e in originals(tmp_path, "scan.pdf") if e["type"] == "Table"]
+    assert table["text"] == SUMMARY
+    assert table["metadata"]["partition_strategy"] == "hi_res"
+    assert table["metadata"]["image_base64"] == request.images[0]  # Auto keeps its crops
+    assert "VLM was unavailable" in record["message"]

@@ -38,7 +38,9 @@
   in `doc.warnings` instead of failing the message.
 
 `strategy: hi_res` runs the library's hi_res pipeline on an offline layout model (module `hires`)
-for PDFs and images; other formats are read by their own partitioner, as under Fast. The Auto and
+for PDFs and images; other formats are read by their own partitioner, as under Fast. It crops
+the element types of `extract_image_block_types` and those the workflow's enrichment nodes need
+(`image_blocks`). The Auto and
 VLM strategies (subtype `vlm`) live in `auto.py`.
 """
 

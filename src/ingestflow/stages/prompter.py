@@ -10,7 +10,12 @@
   elements a description node handles); `text` becomes the transcription.
 
 Images come from High Res or Auto (`image_base64`); with Fast there are none, so image and table
-tasks find nothing to do (validation already refuses them with Fast). Requests for a document's
+tasks find nothing to do (validation already refuses them with Fast). Which element types a node
+needs cropped is the registry's (`NodeKind.crops`): High Res crops them whatever
+`extract_image_block_types` says, and the node named in `RunContext.drop_crops_after` drops the
+crops the user did not list from its output. Each document records how many elements each node
+acted on (`doc.stats[ACTED_ON]`): a node that acted on none in a whole job is named in the job's
+message (`runner.enrichment`). Requests for a document's
 elements run concurrently, at most the endpoint's concurrency at once. A failed request (after
 the client's retries) or an unusable answer fails the document, with a reason naming the node and
 the provider's error; the run goes on.
