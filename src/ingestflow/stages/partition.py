@@ -40,8 +40,7 @@
 `strategy: hi_res` runs the library's hi_res pipeline on an offline layout model (module `hires`)
 for PDFs and images; other formats are read by their own partitioner, as under Fast. It crops
 the element types of `extract_image_block_types` and those the workflow's enrichment nodes need
-(`image_blocks`). The Auto and
-VLM strategies (subtype `vlm`) live in `auto.py`.
+(`image_blocks`). The Auto and VLM strategies (subtype `vlm`) live in `auto.py`.
 """
 
 from __future__ import annotations

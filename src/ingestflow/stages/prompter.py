@@ -108,7 +108,8 @@ class PrompterStage(Stage):
         """Enrich the document's elements; StageError when a request or an answer fails."""
         self.open()
         targets = [i for i, e in enumerate(doc.elements) if self._wants(e)]
-        doc.stats.setdefault(ACTED_ON, {})[self.name] = len(targets)
+        # a new dict: the one before may be shared with a traced node's notes
+        doc.stats[ACTED_ON] = {**doc.stats.get(ACTED_ON, {}), self.name: len(targets)}
         if not targets:
             return self._drop_crops(doc)
         elements = [
