@@ -339,6 +339,12 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
     }
 
 
+def structure_mode() -> str:
+    from ingestflow.stages.table_model import structure_mode as mode
+
+    return mode()
+
+
 def machine() -> dict[str, Any]:
     import os
 
@@ -356,7 +362,16 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="at most N files per set (0: all)")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
     parser.add_argument("--languages", nargs="+", default=["eng"], help="ocr_languages")
+    parser.add_argument(
+        "--structure",
+        choices=("model", "rules", "auto"),
+        help="the table-structure builder (INGESTFLOW_TABLE_STRUCTURE; default: High Res's)",
+    )
     args = parser.parse_args()
+    if args.structure:
+        import os
+
+        os.environ["INGESTFLOW_TABLE_STRUCTURE"] = args.structure
     needs_corpus = {"docling", "corpus"} & set(args.sets)
     if needs_corpus and not CORPUS.is_dir():
         sys.exit(f"the sets {sorted(needs_corpus)} need the corpus at {CORPUS}")
@@ -387,13 +402,17 @@ def main() -> None:
         "machine": machine(),
         "command": " ".join(["benchmarks/bench_fidelity.py", *sys.argv[1:]]),
         "model_load_s": round(load, 2),
+        "structure": structure_mode(),
         "min_iou": MIN_IOU,
         "sets": results,
     }
     if args.json:
         print(json.dumps(out, indent=1, ensure_ascii=False))
         return
-    print(f"High Res table fidelity (models loaded in {out['model_load_s']} s)")
+    print(
+        f"High Res table fidelity, builder {out['structure']} "
+        f"(models loaded in {out['model_load_s']} s)"
+    )
     print(
         "| set | files | pages | tables found / expected | extra | TEDS | TEDS-struct |"
         " TEDS (found) | TEDS-struct (found) | s/page |"

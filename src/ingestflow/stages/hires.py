@@ -10,9 +10,10 @@ hooks, active only while a hi_res call runs in this process:
   text layer?") is answered from pypdfium2's character count, which costs a few milliseconds;
 - OCR is chosen per page: a page with a text layer OCRs only the regions that have no text (a
   figure, a scanned insert); a page without one (a scan, a photo) is OCRed whole;
-- table structure comes from `tables.table_html` (words from the text layer or from OCR of the
-  table's crop, ruling lines from the page image) instead of the library's Table Transformer, which
-  downloads from a model hub;
+- table structure comes from ingestflow's own builders (`table_model`: SLANet-1M by default, or
+  `tables.table_html` from word gaps and ruling lines) with words from the text layer or from OCR
+  of the table's crop, instead of the library's Table Transformer, which downloads from a model
+  hub;
 - link annotations are read on every page: the library keeps `metadata.links` only when the first
   page of the call has a link, which drops every link of a document (or page range) whose first
   page has none;
@@ -35,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
-from ingestflow.stages import layout_model
-from ingestflow.stages.tables import Word, table_html
+from ingestflow.stages import layout_model, table_model
+from ingestflow.stages.tables import Word
 
 #: Rendering resolution of the library's hi_res (layout model and OCR), in dots per inch.
 DPI = 200
@@ -52,6 +53,7 @@ class _Call:
     is_image: bool
     tables: bool
     language: str  # tesseract's form: "eng+kor"
+    table_mode: str = table_model.DEFAULT_MODE
     pages_ocr_full: int = 0
     pages_ocr_blocks: int = 0
 
@@ -138,11 +140,20 @@ def debian_package(code: str) -> str:
     return "tesseract-ocr-" + code.lower().replace("_", "-")
 
 
-def check_environment(node: str, languages: list[str]) -> None:
-    """EnvironmentProblem naming what to install when High Res cannot run here."""
+def check_environment(node: str, languages: list[str], tables: bool = False) -> None:
+    """EnvironmentProblem naming what to install when High Res cannot run here (with `tables`,
+    also the table-structure builder and its model)."""
     problem = layout_model.available()
     if problem:
         raise EnvironmentProblem(f"partition node {node!r}: High Res: {problem}")
+    if tables:
+        try:
+            mode = table_model.structure_mode()
+        except EnvironmentProblem as exc:
+            raise EnvironmentProblem(f"partition node {node!r}: High Res: {exc}") from None
+        problem = table_model.available() if mode != "rules" else None
+        if problem:
+            raise EnvironmentProblem(f"partition node {node!r}: High Res: {problem}")
     if shutil.which("tesseract") is None:
         raise EnvironmentProblem(
             f"partition node {node!r}: High Res needs the tesseract OCR engine; install the "
@@ -177,6 +188,12 @@ def load_layout_model() -> None:
     get_model(layout_model.LAYOUT_MODEL_NAME)
 
 
+def load_table_model() -> None:
+    """Load the table-structure model now (once per process) when the builder uses it."""
+    if table_model.structure_mode() != "rules":
+        table_model.get_model()
+
+
 # --- one call ------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Iterator[_Call]:
@@ -186,6 +203,8 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
 
     layout_model.register()
     call = _Call(path, is_image, tables, "+".join(tesseract_codes(languages)))
+    if tables:
+        call.table_mode = table_model.structure_mode()
     import unstructured.partition.pdf_image.pdf_image_utils as image_utils
     import unstructured_inference.inference.layout as layout_module
 
@@ -349,6 +368,7 @@ def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
         if has_text and not call.is_image
         else None
     )
+    rgb = np.asarray(image.convert("RGB"))
     gray = np.asarray(image.convert("L"))
     for index in indices:
         x0, y0, x1, y1 = (float(v) for v in elements.element_coords[index])
@@ -368,7 +388,9 @@ def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
             ]
         else:
             words = _ocr_words(crop, call.language, max(1.0, 1600 / image.width))
-        elements.text_as_html[index] = table_html(words, crop) or None
+        bgr = rgb[int(box[1]) : int(box[3]), int(box[0]) : int(box[2]), ::-1]
+        html = table_model.table_html_from(bgr, crop, words, call.table_mode) if crop.size else ""
+        elements.text_as_html[index] = html or None
 
 
 def _pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:

@@ -132,7 +132,9 @@ class UnstructuredPartitionStage(Stage):
                 f"partition node {self.name!r} needs {', '.join(missing)}; run scripts/setup.sh"
             )
         if self.settings.strategy == "hi_res":
-            hires.check_environment(self.name, list(self.settings.ocr_languages))
+            st = self.settings
+            tables = st.infer_table_structure or st.pdf_infer_table_structure
+            hires.check_environment(self.name, list(st.ocr_languages), tables)
 
     def open(self) -> None:
         """Import the library once per process, offline, and load its spaCy model."""
@@ -148,6 +150,8 @@ class UnstructuredPartitionStage(Stage):
             html_depth.install()  # deep HTML read in full, or refused: never cut short
             if self.settings.strategy == "hi_res":
                 hires.load_layout_model()
+                if self.settings.infer_table_structure or self.settings.pdf_infer_table_structure:
+                    hires.load_table_model()
         except (ImportError, OSError, RuntimeError) as exc:
             raise EnvironmentProblem(
                 f"partition node {self.name!r}: the document library does not load offline "
