@@ -1,7 +1,9 @@
 """Table fidelity of High Res (`infer_table_structure`): TEDS and TEDS-struct per table set.
 
     .venv/bin/python benchmarks/bench_fidelity.py [--sets images images_1x pdfs docling corpus]
-        [--limit N] [--json] [--languages eng ...]
+        [--limit N] [--json] [--languages eng ...] [--structure model|rules|auto]
+
+`--structure` picks the table-structure builder (`INGESTFLOW_TABLE_STRUCTURE`, docs/hi_res.md).
 
 Sets (see benchmarks/fidelity/README.md):
 - `images`: the table crops rendered by `benchmarks/fidelity/make_tables.py` (generated first
