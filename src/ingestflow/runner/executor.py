@@ -366,7 +366,10 @@ class JobRunner:
             self._context = None
 
     def _pool(self, plan: Plan, workers: int, threads: int) -> ProcessPoolExecutor:
-        ctx = self._context or multiprocessing.get_context("spawn")
+        from ingestflow.runner.mainless import mainless
+
+        # the workers must not import the user's `__main__` (a script that runs at module level)
+        ctx = mainless(self._context or multiprocessing.get_context("spawn"))
         return ProcessPoolExecutor(
             workers, mp_context=ctx, initializer=worker.init_worker, initargs=(plan, threads)
         )
