@@ -52,6 +52,7 @@ from ingestflow.spec.settings import (
     ChunkByTitleSettings,
     ChunkSettings,
 )
+from ingestflow.stages import chunk_carry
 from ingestflow.stages.base import RunContext, Stage
 from ingestflow.stages.ids import new_id
 
@@ -147,15 +148,16 @@ class ChunkStage(Stage):
                 f"{self.name}: {len(dropped)} element(s) of a type the chunker cannot rebuild "
                 f"were dropped (types: {sorted(set(dropped))})"
             )
+        carry = chunk_carry.enriched(doc.elements)  # entities and enriched_by ride along
         try:
-            chunks = self.chunk(elements)
+            chunks = self.chunk(elements, origins=carry)
         except DocumentError:
             raise
         except Exception as exc:
             raise StageError(self.name, doc.filename, f"chunking failed: {exc}") from exc
         source_text = "\n\n".join(e.text for e in elements if e.text and e.text.strip())
         doc.elements = assign_ids(
-            [chunk.to_dict() for chunk in chunks],
+            chunk_carry.chunk_dicts(chunks, carry, bool(self.chunk_settings.include_orig_elements)),
             identity=doc.record_id or doc.id or doc.filename,
             unique=self.context.unique_element_ids,
         )
@@ -192,12 +194,14 @@ class ChunkStage(Stage):
             chunk["metadata"]["chunk_context"] = result
             chunk["text"] = f"{result}\n\n{chunk['text']}"
 
-    def chunk(self, elements: list[LibElement]) -> list[LibElement]:
-        """The chunks of `elements` (library Element objects) for this node's subtype."""
+    def chunk(self, elements: list[LibElement], origins: bool = False) -> list[LibElement]:
+        """The chunks of `elements` (library Element objects) for this node's subtype;
+        `origins`: each chunk's `orig_elements` set whatever the settings say."""
         from unstructured.chunking.basic import chunk_elements
         from unstructured.chunking.title import chunk_by_title
 
         kwargs = common_kwargs(self.chunk_settings)
+        kwargs["include_orig_elements"] = kwargs["include_orig_elements"] or origins
         if self.subtype == "chunk_by_title":
             st = self.chunk_settings
             assert isinstance(st, ChunkByTitleSettings)
