@@ -137,11 +137,11 @@ def run(
     root = Path(workspace)
     with Service(root) as service:
         service.sweep()
-        folder = Path(output) if output is not None else _fresh_output(root)
+        options.setdefault("output_default", _fresh_output(root))
         prepared = service.runs.prepare(
             wf.body,
             inputs=[Path(p) for p in inputs],
-            output=folder,
+            output=Path(output) if output is not None else None,
             source_ref=source,
             destination_ref=destination,
             workers=workers,

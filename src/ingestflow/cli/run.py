@@ -16,7 +16,13 @@ Inputs = Annotated[
     ),
 ]
 Output = Annotated[
-    Path, typer.Option("--output", "-o", metavar="FOLDER", help="Output folder (local files).")
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FOLDER",
+        help="Output folder (local files; default ./output). Not with a destination connector.",
+    ),
 ]
 Workers = Annotated[
     int,
@@ -85,7 +91,7 @@ OnOversize = Annotated[
 def run(
     workflow: Annotated[Path, typer.Argument(help="Workflow JSON file.")],
     inputs: Inputs = None,
-    output: Output = Path("output"),
+    output: Output = None,
     workers: Workers = 0,
     trace: Trace = False,
     as_json: AsJson = False,
@@ -129,7 +135,7 @@ def run(
             inputs or [],
             workers=workers,
             workspace=workspace,
-            output=output,
+            output=output or Path("output"),
             executor=executor,
             source=source,
         )
@@ -139,6 +145,7 @@ def run(
             where=f"{workflow}: ",
             inputs=inputs or [],
             output=output,
+            output_default=Path("output"),
             source=source,
             destination=destination,
             on_oversize=on_oversize or [],

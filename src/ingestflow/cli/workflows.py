@@ -82,7 +82,7 @@ def delete(ref: RefArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
 def run(
     ref: RefArg,
     inputs: Inputs = None,
-    output: Output = Path("output"),
+    output: Output = None,
     workers: Workers = 0,
     trace: Trace = False,
     as_json: AsJson = False,
@@ -100,6 +100,7 @@ def run(
             row["body"],
             inputs=inputs or [],
             output=output,
+            output_default=Path("output"),
             on_oversize=on_oversize or [],
             workers=workers,
             trace=trace,

@@ -74,6 +74,7 @@ class Runs:
         *,
         inputs: list[Path],
         output: Path | None,
+        output_default: Path | None = None,
         source_ref: str | None = None,
         destination_ref: str | None = None,
         on_oversize: list[str] | None = None,
@@ -97,14 +98,20 @@ class Runs:
         from that job's stored outputs (at the first node whose settings changed, or
         `start_at`). `preload`: this process runs this one job, so its workers may be forked
         from a server that loads their libraries once (`runner.preload`). `identity`: the local
-        files' record ids come from it and their names, not their paths (uploads)."""
+        files' record ids come from it and their names, not their paths (uploads). `output`:
+        the folder asked for (an error with a destination connector); `output_default`: where
+        local output goes when none is asked for (default ./output)."""
         from ingestflow.connectors.local import LocalDestination, LocalSource
         from ingestflow.runner.executor import RunOptions
         from ingestflow.runner.plan import build_plan
 
         plan = build_plan(body)
         source_ref = source_ref or plan.workflow.source_id
+        if output is not None and (destination_ref or plan.workflow.destination_id):
+            conflict = output_conflict(output, from_workflow=destination_ref is None)
+            raise WorkflowInvalid([conflict], what="run request")
         destination_ref = destination_ref or plan.workflow.destination_id
+        output = output or output_default
         total: int | None = None
         if source_ref is None:
             if not inputs:
@@ -516,3 +523,18 @@ def parse_policies(items: list[str]) -> dict[str, str]:
             )
         policies[field] = policy
     return policies
+
+
+def output_conflict(output: Path, from_workflow: bool) -> Problem:
+    """The problem of an output folder asked for by a run that writes to a destination
+    connector (`from_workflow`: named by the workflow's destination_id, not by the run)."""
+    named_by = "the workflow's destination_id" if from_workflow else "--destination"
+    fix = "remove destination_id from the workflow" if from_workflow else "leave out --destination"
+    return Problem(
+        "--output",
+        f"this run writes to the destination connector named by {named_by}; an output folder "
+        "is for runs that write local files, and nothing would be written to it",
+        found=str(output),
+        hint=f"leave out --output to write to the destination connector, or {fix} to write "
+        "local files to the folder",
+    )
