@@ -262,22 +262,25 @@ class UnstructuredPartitionStage(Stage):
             elements = hires.split_list_items(elements, st.unique_element_ids)
         _name_files(elements, path, name, is_temp, temp_time)
         if file_type.name == "PDF" and whole:
-            warnings.extend(self._pdf_checks(path, elements))
+            warnings.extend(self._pdf_checks(path, elements, first_page=first_page))
         if file_type.name in _EMAIL_TYPES:
             sent = elements[0]["metadata"].get("last_modified") if elements else None
             elements.extend(self._attachments(path, file_type, name, sent, warnings))
         return elements, warnings
 
     def _pdf_checks(
-        self, path: Path, elements: list[Element], pages: int | None = None
+        self, path: Path, elements: list[Element], pages: int | None = None, first_page: int = 1
     ) -> list[str]:
         """A whole PDF's checks: DocumentError when it gave no text (the library returns nothing,
-        without an error, for several broken PDFs); under Fast, warnings for pages without text."""
+        without an error, for several broken PDFs); under Fast, warnings for pages without text.
+        `first_page`: the number of the file's first page in its document (Auto reads a run of
+        pages as a file of its own)."""
         if not _has_text(elements):  # page breaks alone are what a broken PDF may give
             raise DocumentError(filetypes.pdf_zero_element_reason(path))
         if self.settings.strategy == "hi_res":
             return []
-        warnings = _blank_page_warning(pages or filetypes.pdf_page_count(path), elements)
+        pages = pages or filetypes.pdf_page_count(path)
+        warnings = _blank_page_warning(pages, elements, first_page)
         if self.settings.extract_image_block_types:
             warnings.append(_NO_PDF_IMAGE_BLOCKS)
         return warnings
@@ -625,12 +628,16 @@ def _has_text(elements: list[Element]) -> bool:
     return any(element["text"].strip() for element in elements)
 
 
-def _blank_page_warning(pages: int | None, elements: list[Element]) -> list[str]:
-    """One warning naming the PDF pages that gave no text (blank, or scanned)."""
+def _blank_page_warning(
+    pages: int | None, elements: list[Element], first_page: int = 1
+) -> list[str]:
+    """One warning naming the PDF pages that gave no text (blank, or scanned); the file's
+    pages are numbered from `first_page`, as its elements are."""
     if not pages:
         return []
     seen = {element["metadata"].get("page_number") for element in elements}
-    blank = [number for number in range(1, pages + 1) if number not in seen]
+    numbers = range(first_page, first_page + pages)
+    blank = [number for number in numbers if number not in seen]
     if not blank:
         return []
     shown = ", ".join(map(str, blank[:20])) + (" …" if len(blank) > 20 else "")
