@@ -178,6 +178,10 @@ def summary(record: dict[str, Any], settings: bool = False) -> None:
         ]
         table.add_row(*row, *([str(n.get("reused", 0))] if reused else []))
     console.print(table)
+    for n in record["node_stats"]:
+        if n.get("pages_by_strategy"):  # Auto: which strategy read how many pages
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(n["pages_by_strategy"].items()))
+            console.print(f"{n['node_name']}: pages by strategy: {counts}", highlight=False)
     if settings:
         nodes = (record.get("workflow") or {}).get("workflow_nodes") or []
         for node in nodes:
