@@ -48,9 +48,22 @@ def diff(ws: Path, *args: str) -> Any:
     return cli("jobs", "diff", *args, "--workspace", ws)
 
 
-def one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def changed_blocks(out: str, mark: str) -> list[str]:
+    """The changed elements `jobs diff` printed with `mark` ("-" or "+"), each a whole text
+    wrapped over lines, as one line with its whitespace collapsed."""
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    for line in out.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("- [", "+ [")):
+            current = [stripped] if stripped.startswith(f"{mark} [") else None
+            if current is not None:
+                blocks.append(current)
+        elif current is not None and (line.startswith("       ") or not stripped):
+            current.append(stripped)
+        else:
+            current = None
+    return [" ".join(" ".join(block).split()) for block in blocks]
 
 
 # --- jobs diff ------------------------------------------------------------------------------
@@ -135,12 +148,17 @@ def test_diff_of_one_node_and_file_shows_the_texts(two_runs: dict[str, Any]) -> 
     out = result.output
     assert "2. Chunker" in out and "Partitioner" not in out
     assert "guide.md" not in out and "sub/page.html" not in out
-    removed = [x.strip() for x in out.splitlines() if x.strip().startswith("- [")]
-    added = [x.strip() for x in out.splitlines() if x.strip().startswith("+ [")]
     before = download(ws, a["id"], "notes.txt", "Chunker")
     after = download(ws, b["id"], "notes.txt", "Chunker")
-    assert removed == [f"- [{e['type']}] {one_line(e['text'])}" for e in before]
-    assert added == [f"+ [{e['type']}] {one_line(e['text'])}" for e in after]
+    assert max(len(e["text"]) for e in before) > 160  # long enough to have been cut before
+    # whole changed chunks, wrapped to the terminal's width (no line wider than it)
+    assert changed_blocks(out, "-") == [
+        f"- [{e['type']}] {' '.join(e['text'].split())}" for e in before
+    ]
+    assert changed_blocks(out, "+") == [
+        f"+ [{e['type']}] {' '.join(e['text'].split())}" for e in after
+    ]
+    assert max(len(line) for line in out.splitlines() if line.startswith("     ")) <= 80
     by_position = diff(ws, a["id"], b["id"], "--node", "2", "--file", "notes.txt")
     assert by_position.exit_code == 0 and by_position.output.replace("\n", "") == out.replace(
         "\n", ""

@@ -46,13 +46,30 @@ def print_diff(result: dict[str, Any], texts: bool = False) -> None:
             )
             if texts:
                 for change in row["changes"]:
-                    for element in change["a"]:
-                        typer.echo(f"     - [{element['type']}] {_one_line(element['text'])}")
-                    for element in change["b"]:
-                        typer.echo(f"     + [{element['type']}] {_one_line(element['text'])}")
+                    for mark, side in (("-", "a"), ("+", "b")):
+                        for element in change[side]:
+                            typer.echo(_wrapped(f"{mark} [{element['type']}] ", element["text"]))
     typer.echo("\nelements: count (min/median/max text length); --json has every change")
 
 
-def _one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _wrapped(head: str, text: str, indent: str = "     ") -> str:
+    """A changed element whole (two chunks that differ late must not look the same), wrapped
+    to the terminal: `head` on its first line, its lines kept, continuations indented under
+    the text."""
+    import shutil
+    import textwrap
+
+    width = max(40, shutil.get_terminal_size().columns - 1)
+    first = indent + head
+    rest = " " * len(first)
+    lines: list[str] = []
+    for line in text.splitlines() or [""]:
+        wrapped = textwrap.wrap(
+            line,
+            width=width,
+            initial_indent=first if not lines else rest,
+            subsequent_indent=rest,
+            break_on_hyphens=False,
+        )
+        lines.extend(wrapped or [(first if not lines else rest).rstrip()])
+    return "\n".join(lines)
