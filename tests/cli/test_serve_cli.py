@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -109,3 +110,54 @@ def test_serve_max_body_mb_bounds_json_bodies(tmp_path: Path) -> None:
         server.send_signal(signal.SIGINT)
         _, err = server.communicate(timeout=60)
     assert server.returncode == 0, err
+
+
+@pytest.mark.slow
+def test_serve_logs_one_line_per_request_without_secrets(tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    made = subprocess.run(
+        [*EXE, "keys", "create", "--workspace", ws], capture_output=True, text=True, timeout=60
+    )
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip().splitlines()[-1]
+    port = _free_port()
+    server = subprocess.Popen(
+        [*EXE, "serve", "--workspace", ws, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    secret = "tok-query-secret-5150"
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                ok = httpx.get(f"{base}/api/v1/templates", headers={"service-api-key": key})
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        assert ok.status_code == 200
+        refused = httpx.get(
+            f"{base}/api/v1/jobs", params={"token": secret}, headers={"service-api-key": "nope"}
+        )
+        assert refused.status_code == 401
+        missing = httpx.get(f"{base}/api/v1/jobs/no-such-job", headers={"service-api-key": key})
+        assert missing.status_code == 404
+        forged = httpx.get(f"{base}/api/v1/jobs/x%0Aforged", headers={"service-api-key": key})
+        assert forged.status_code == 404
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err
+    logged = out + err
+    lines = re.findall(r"^\S+ \S+ (GET \S+ \d{3} \d+\.\d ms)$", err, re.M)
+    assert [line.rsplit(" ", 2)[0] for line in lines] == [
+        "GET /api/v1/templates 200",
+        "GET /api/v1/jobs 401",
+        "GET /api/v1/jobs/no-such-job 404",
+        "GET /api/v1/jobs/x\\nforged 404",  # a decoded newline cannot start a line of its own
+    ], err
+    assert key not in logged and secret not in logged and "nope" not in logged

@@ -75,12 +75,19 @@ def serve(
     import uvicorn
 
     from ingestflow.offline import set_offline_env
+    from ingestflow.server.access_log import to_stderr
     from ingestflow.server.app import create_app
 
     set_offline_env()
     limits = UploadLimits(max_files, max_file_mb << 20, max_body_mb << 20)
     app_ = create_app(
-        workspace, limits, max_jobs, allow_dirs=allow_dir or [], keep_jobs_days=keep_jobs_days
+        workspace,
+        limits,
+        max_jobs,
+        allow_dirs=allow_dir or [],
+        keep_jobs_days=keep_jobs_days,
+        access_log=to_stderr,
     )
     typer.echo(f"serving workspace {workspace.resolve()} at http://{host}:{port}/api/v1", err=True)
-    uvicorn.run(app_, host=host, port=port, log_level="info", server_header=False)
+    # access_log off: ours (server/access_log.py) has the duration and never the query string
+    uvicorn.run(app_, host=host, port=port, log_level="info", server_header=False, access_log=False)

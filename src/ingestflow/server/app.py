@@ -8,7 +8,7 @@ running jobs to stop cleanly.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, Depends, FastAPI
 
 from ingestflow.server import errors
+from ingestflow.server.access_log import AccessLog
 from ingestflow.server.deps import ServerState, require_key
 from ingestflow.server.routes import connectors, jobs, templates, workflows
 from ingestflow.service import LitePaths, Service, UploadLimits
@@ -34,12 +35,14 @@ def create_app(
     allow_dirs: Sequence[Path] = (),
     clock: ScheduleClock | None = None,
     keep_jobs_days: float | None = None,
+    access_log: Callable[[str], None] | None = None,
 ) -> FastAPI:
     """The FastAPI app of a workspace. With `background` false no jobs are launched and no
     schedule fires (for tests of the API alone). Milvus Lite paths may lie in the workspace or
     in `allow_dirs` (`serve --allow-dir`); `clock` is the schedules' clock (default: the wall
     clock; tests pass a faster one). With `keep_jobs_days`, finished jobs are removed that many
-    days after they end (at start, then hourly)."""
+    days after they end (at start, then hourly). `access_log` takes one line per request
+    (default: the `ingestflow.server.access` logger)."""
     from ingestflow.service.retention import Retention
 
     root = Path(workspace).resolve()
@@ -84,6 +87,7 @@ def create_app(
     app.include_router(api)
     errors.install(app)
     app.add_middleware(errors.CatchAll)
+    app.add_middleware(AccessLog, write=access_log)  # outermost: it logs the status the client gets
     return app
 
 
