@@ -209,3 +209,40 @@ def test_a_long_documents_embedding_is_spread_over_workers_and_put_back_in_order
     for x, y in zip(a, b, strict=True):  # batches differ, so padding does: float noise only
         assert np.allclose(x["embeddings"], y["embeddings"], atol=1e-5)
     assert traced_node(tmp_path / "ws-two", two, "embed") == b
+
+
+def lying_count(data: bytes, count: int) -> bytes:
+    """The PDF with its page tree's root saying `count` pages, whatever it holds (same length,
+    so the cross-reference table still points at every object)."""
+    import re
+
+    found = re.search(rb"<< /Type /Pages /Kids \[([^\]]*)\] /Count \d+ >>", data)
+    assert found is not None
+    old = found.group(0)
+    new = b"<</Type/Pages/Kids[%s]/Count %d>>" % (found.group(1), count)
+    assert len(new) <= len(old)
+    return data.replace(old, new.ljust(len(old)))
+
+
+def test_page_ranges_follow_the_pages_a_pdf_holds_not_its_count() -> None:
+    stage = UnstructuredPartitionStage(
+        "P", "unstructured_api", UnstructuredPartitionSettings(strategy="fast"), RunContext()
+    )
+    one = Document("d", "r", "one.pdf", data=lying_count(long_pdf(1), 100_000))
+    assert stage.page_ranges(one, workers=2) == []  # one page: nothing to spread
+    many = Document("d", "r", "many.pdf", data=lying_count(long_pdf(), 99))
+    ranges = stage.page_ranges(many, workers=2)
+    assert [p for first, last in ranges for p in range(first, last + 1)] == list(range(1, 61))
+
+
+@pytest.mark.slow
+def test_a_pdf_whose_count_overstates_its_pages_completes_over_workers(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "log.pdf").write_bytes(lying_count(long_pdf(1), 100_000))
+    record, _, out = run(tmp_path, workflow(), folder, 2, "two")
+    assert record["status"] == "COMPLETED" and record["processing_status"] == "SUCCESS", record
+    elements = traced(tmp_path / "ws-two", record)
+    assert elements and {e["metadata"]["page_number"] for e in elements} == {1}
+    assert "spring of year 1" in " ".join(e["text"] for e in elements)
+    assert json.loads((out / "log.pdf.json").read_text())

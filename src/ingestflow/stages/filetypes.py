@@ -224,20 +224,27 @@ def pdf_page_ranges(doc: Document, workers: int, per_part: int) -> list[tuple[in
     at least `per_part` pages each), or `[]` when it is not a PDF or too short to be worth it."""
     if workers <= 1 or not _looks_like_pdf(doc):
         return []
-    import pypdfium2 as pdfium
-
-    try:
-        pdf = pdfium.PdfDocument(doc.data if doc.data is not None else str(doc.path))
-    except Exception:  # not readable here: the partitioner reads it whole and says why
-        return []
-    try:
-        pages = len(pdf)
-    finally:
-        pdf.close()
-    if pages < 2 * per_part:
+    pages = pdf_pages_held(doc)
+    if pages is None or pages < 2 * per_part:
         return []
     size = max(per_part, -(-pages // (workers * 4)))
     return [(first, min(first + size - 1, pages)) for first in range(1, pages + 1, size)]
+
+
+def pdf_pages_held(doc: Document) -> int | None:
+    """The pages a PDF holds, found by walking its page tree (qpdf, through pikepdf), or None
+    when it cannot be read here. Not the tree's /Count, which a file may overstate: ranges cut
+    by a /Count of 100,000 over a one-page file name pages that do not exist."""
+    import io
+
+    import pikepdf
+
+    try:
+        source = io.BytesIO(doc.data) if doc.data is not None else doc.path
+        with pikepdf.open(source) as pdf:
+            return len(pdf.pages)
+    except Exception:  # not readable here: the partitioner reads it whole and says why
+        return None
 
 
 def _looks_like_pdf(doc: Document) -> bool:
