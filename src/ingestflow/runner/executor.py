@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
 from ingestflow.runner import worker
+from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.enrichment import EnrichmentTally
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Stage
@@ -333,7 +334,8 @@ class JobRunner:
                 self._check_stop()
                 self._submitted(batch)
                 start = self._start(batch[0])
-                tasks = _tasks(batch, first_stage, workers, self._long_stop(batch), start)
+                stop = self._long_stop(batch)
+                tasks = _tasks(batch, first_stage, workers, stop, start, options.get("doc_timeout"))
                 for task in tasks:
                     if task.part == 0:
                         self._split_progress(task)
@@ -434,12 +436,13 @@ class JobRunner:
             return self._fan_done(task, result)
         if split is not None and task.part >= 0:
             split.parts[task.part] = result
+            split.budget.charge(result.seconds)
             self._split_progress(task)
             if any(part is None for part in split.parts):
                 return []
             failed = [p for p in split.parts if p.error is not None]
-            if failed:
-                error = failed[0].error
+            if failed or split.budget.exceeded():  # its ranges together over --doc-timeout
+                error = failed[0].error if failed else split.budget.over()
                 self._collect([worker.DocResult(split.doc, False, error, self.stats[0].node_id)])
                 return []
             return [_Task([split.doc], split, part=-1, stop=self._fan_at)]
@@ -613,6 +616,7 @@ class _Split:
     ranges: list[tuple[int, int]]
     parts: list[Any]  # worker.PartResult, or None while the range runs
     unit: str = "pages"  # what the ranges count ("lines" of a long text)
+    budget: DocBudget = field(default_factory=lambda: DocBudget(None))  # --doc-timeout
 
 
 @dataclass(eq=False)
@@ -630,10 +634,12 @@ class _Task:
     def submit(self, pool: ProcessPoolExecutor, trace: bool) -> Future[Any]:
         if self.split is None:
             return pool.submit(worker.process_batch, self.docs, trace, self.start, self.stop)
+        budget = replace(self.split.budget)  # what the ranges finished so far left
         if self.part >= 0:
-            return pool.submit(worker.process_part, self.split.doc, self.split.ranges[self.part])
+            pages = self.split.ranges[self.part]
+            return pool.submit(worker.process_part, self.split.doc, pages, budget)
         parts = [result.part for result in self.split.parts]
-        return pool.submit(worker.process_joined, self.split.doc, parts, trace, self.stop)
+        return pool.submit(worker.process_joined, self.split.doc, parts, trace, self.stop, budget)
 
     def alone(self) -> list[_Task]:
         """This task as tasks of one document each (to find the one that crashes a worker)."""
@@ -702,8 +708,6 @@ class _Fan:
     results: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        from dataclasses import replace
-
         doc = self.prior.doc
         self.subs = [
             replace(doc, elements=[doc.elements[i] for i in group], warnings=[], stats={})
@@ -742,11 +746,13 @@ def _tasks(
     workers: int,
     stop: int | None = None,
     start: int = 0,
+    limit: float | None = None,
 ) -> Iterator[_Task]:
     """A batch's tasks: a long document whose first stage splits it becomes one task per page
     range (its join follows when they are all done); the others stay together. `stop`: the
     batch is one long document whose first task stops before the embedder. `start`: the batch
-    starts after reused outputs (nothing to split)."""
+    starts after reused outputs (nothing to split). `limit`: --doc-timeout, for the ranges of
+    a document together."""
     if start > 0:
         yield _Task(list(batch), stop=stop, start=start)
         return
@@ -756,7 +762,9 @@ def _tasks(
         if not ranges:
             whole.append(doc)
             continue
-        split = _Split(doc, ranges, [None] * len(ranges), first_stage.range_unit(doc))
+        unit = first_stage.range_unit(doc)
+        budget = DocBudget(limit, f"{first_stage.name}: {doc.filename}", unit)
+        split = _Split(doc, ranges, [None] * len(ranges), unit, budget)
         yield from (_Task([doc], split, part=index) for index in range(len(ranges)))
     if whole:
         yield _Task(whole, stop=stop)
@@ -807,8 +815,6 @@ def _size(doc: Document) -> int:
 
 
 def _with_options(plan: Plan, options: dict[str, Any]) -> Plan:
-    from dataclasses import replace
-
     return replace(plan, context=replace(plan.context, options=options))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, one_line
+from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Part, Stage
 
@@ -141,14 +142,22 @@ def process_batch(
     return _run([DocResult(doc) for doc in docs], _stages()[start:stop], trace)
 
 
-def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
-    """The first stage (the partitioner) on one page range of a long document."""
+def process_part(
+    doc: Document, pages: tuple[int, int], budget: DocBudget | None = None
+) -> PartResult:
+    """The first stage (the partitioner) on one page range of a long document, in the time its
+    finished ranges left it (`budget`; none: --doc-timeout for this range alone)."""
     stage = _ready(_stages()[0][1])
     started = time.perf_counter()
     where = f"{stage.name}: {doc.filename}: {stage.range_unit(doc)} {pages[0]}-{pages[1]}"
+    seconds, said = _TIMEOUT, None
+    if budget is not None:
+        seconds, said = budget.remaining(), budget.over()
     try:
-        with _deadline(_TIMEOUT, where):
+        with _deadline(seconds, where, said):
             part = stage.process_part(doc, pages)
+    except DocumentTimeout as exc:  # says where already
+        return PartResult(pages, error=str(exc), seconds=time.perf_counter() - started)
     except StageError as exc:  # names the pages already
         return PartResult(pages, error=reason(exc), seconds=time.perf_counter() - started)
     except Exception as exc:  # the document fails, whatever the library raised
@@ -158,16 +167,22 @@ def process_part(doc: Document, pages: tuple[int, int]) -> PartResult:
 
 
 def process_joined(
-    doc: Document, parts: list[Part], trace: bool, stop: int | None = None
+    doc: Document,
+    parts: list[Part],
+    trace: bool,
+    stop: int | None = None,
+    budget: DocBudget | None = None,
 ) -> list[DocResult]:
-    """A long document from its partitioned page ranges, then the remaining stages (up to
-    `stop`)."""
+    """A long document from its partitioned page ranges (in the time they left, `budget`), then
+    the remaining stages (up to `stop`)."""
     (node_id, stage), *rest = _stages()[:stop]
     _ready(stage)
     result = DocResult(doc)
     started = time.perf_counter()
+    seconds = budget.remaining() if budget is not None else None
     try:
-        result.doc = stage.join_parts(doc, parts)
+        with _deadline(seconds, stage.name, budget.over() if budget is not None else None):
+            result.doc = stage.join_parts(doc, parts)
     except Exception as exc:
         result.ok, result.failed_node, result.error = False, node_id, reason(exc)
     else:
@@ -235,17 +250,25 @@ class DocumentTimeout(DocumentError):
 
 
 @contextmanager
-def _deadline(seconds: float | None, what: str) -> Iterator[None]:
-    """Fail the work inside with DocumentTimeout after `seconds` (worker main threads only:
-    SIGALRM; code stuck inside a C call is stopped when it returns to Python)."""
-    if not seconds or threading.current_thread() is not threading.main_thread():
+def _deadline(seconds: float | None, what: str, said: str | None = None) -> Iterator[None]:
+    """Fail the work inside with DocumentTimeout after `seconds` (at once when none are left;
+    `said`: the message, else one naming `what`). Worker main threads only: SIGALRM; code stuck
+    inside a C call is stopped when it returns to Python, and an import when it is done."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
         yield
         return
+    said = said or f"{what} took longer than {seconds:g} s and was stopped (--doc-timeout)"
+    if seconds <= 0:  # the document's other ranges spent its time
+        raise DocumentTimeout(said)
+
+    late: list[bool] = []
 
     def fire(signum: int, frame: Any) -> None:
-        raise DocumentTimeout(
-            f"{what} took longer than {seconds:g} s and was stopped (--doc-timeout)"
-        )
+        if _importing(frame):  # a module left half-imported would fail every later document
+            late.append(True)
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            return
+        raise DocumentTimeout(said)
 
     previous = signal.signal(signal.SIGALRM, fire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -254,6 +277,17 @@ def _deadline(seconds: float | None, what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    if late:  # the work ended before the deferred alarm went off: over the limit all the same
+        raise DocumentTimeout(said)
+
+
+def _importing(frame: Any) -> bool:
+    """True when the interrupted code is inside an import (the import system's frames)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib."):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _notes(doc: Document) -> dict[str, Any]:

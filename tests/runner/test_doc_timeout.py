@@ -1,0 +1,96 @@
+"""`--doc-timeout` bounds a document's time in a node, the page ranges of a long PDF spread over
+the workers together, not each range alone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.runner.test_split import long_pdf, run, workflow
+
+#: Loaded by every Python process started with its folder first on PYTHONPATH (the run's
+#: workers): each page range takes at least RANGE_FLOOR seconds, however fast the machine, so
+#: that the ranges of a document together surely take longer than the timeout.
+_SLOW_RANGES = """
+import time
+from ingestflow.stages.partition import UnstructuredPartitionStage
+
+_process_part = UnstructuredPartitionStage.process_part
+
+
+def process_part(self, doc, pages):
+    time.sleep({floor})
+    return _process_part(self, doc, pages)
+
+
+UnstructuredPartitionStage.process_part = process_part
+"""
+RANGE_FLOOR = 3
+TIMEOUT = 10  # over one range (its floor, its work, a worker's imports); under five floors
+
+
+def test_the_budget_is_what_the_documents_finished_ranges_left() -> None:
+    from ingestflow.runner.budget import DocBudget
+
+    budget = DocBudget(4.0, "Partitioner: log.pdf", "pages")
+    assert budget.remaining() == 4.0 and not budget.exceeded()
+    budget.charge(1.5)
+    budget.charge(1.5)
+    assert budget.remaining() == 1.0 and not budget.exceeded()
+    budget.charge(1.5)
+    assert budget.remaining() == 0.0 and budget.exceeded()
+    unbounded = DocBudget(None)
+    unbounded.charge(1e9)
+    assert unbounded.remaining() is None and not unbounded.exceeded()
+    assert budget.over() == (
+        "Partitioner: log.pdf took longer than 4 s, its page ranges together, and was stopped "
+        "(--doc-timeout; raise it to give long documents more time)"
+    )
+
+
+@pytest.mark.slow
+def test_a_long_pdfs_page_ranges_together_are_bound_by_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(_SLOW_RANGES.format(floor=RANGE_FLOOR))
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hooks), path])))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "log.pdf").write_bytes(long_pdf(120))  # five ranges of 24 pages on two workers
+    (folder / "notes.txt").write_text("A short note beside the long log.\n")
+    record, events, _ = run(tmp_path, workflow(), folder, 2, "two", doc_timeout=TIMEOUT)
+    pages = [data for event, data in events if event == "pages"]
+    assert pages and pages[0]["parts"] * RANGE_FLOOR > TIMEOUT  # split, and over it together
+    status = {f["filename"]: (f["status"], f["error"]) for f in record["files"]}
+    assert status["notes.txt"] == ("SUCCESS", None), status
+    state, error = status["log.pdf"]
+    assert state == "FAILED"
+    assert error.startswith(
+        f"Partitioner: log.pdf took longer than {TIMEOUT} s, its page ranges together, and was "
+        "stopped (--doc-timeout"
+    ), error
+
+
+def test_a_timeout_during_an_import_waits_for_the_import_to_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module cut off half-way through its import fails every later document of the worker
+    (e.g. "partially initialized module 'pandas' has no attribute 'core'")."""
+    import sys
+
+    from ingestflow.runner import worker
+
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(1)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_to_import", raising=False)
+    with (
+        pytest.raises(worker.DocumentTimeout, match=r"took longer than 0.1 s"),
+        worker._deadline(0.1, "importing"),
+    ):
+        import slow_to_import  # noqa: F401 - the alarm fires during its sleep
+    assert sys.modules["slow_to_import"].DONE  # imported whole, then stopped
