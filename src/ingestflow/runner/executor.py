@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,10 +18,11 @@ from ingestflow.batching import bounded_batches
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
-from ingestflow.runner import worker
+from ingestflow.runner import pools, worker
 from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.enrichment import EnrichmentTally
 from ingestflow.runner.plan import Plan
+from ingestflow.runner.stopping import Stopper
 from ingestflow.stages.base import Stage
 from ingestflow.store.jobs import FileResult, NodeStats, Workspace
 
@@ -81,7 +80,8 @@ class JobRunner:
         self.seq = 0
         self.counts = {"SUCCESS": 0, "FAILED": 0, "SKIPPED": 0, "elements": 0}
         self.job_id = ""
-        self.stop_requested = False
+        self.stopper = Stopper(lambda: self.progress("stopping", {}))
+        self._live: ProcessPoolExecutor | None = None  # the pool whose workers run now
         self.notes: list[str] = []  # what stages say about the whole job (at precheck)
         stages = plan.stages()
         slow = any(stage.slow_per_document for stage in stages)
@@ -125,29 +125,12 @@ class JobRunner:
             )
         started = time.perf_counter()
         status, message = "COMPLETED", None
-        try:
+        # the stop handlers, from the stream until the job is recorded (a precheck is cut short
+        # by the first Ctrl-C, as before)
+        with ExitStack() as signals:
             try:
-                self._preload()  # loads in the background while the prechecks run
-                self.precheck()
-            except KeyboardInterrupt:
-                self._finish("STOPPED", "STOPPED", started, "stopped by the user before it began")
-                raise
-            except IngestflowError as exc:
-                self._finish("FAILED", "FAILED", started, str(exc))
-                raise
-            except Exception as exc:  # a bug or a broken install: the job says so in one line
-                self._finish("FAILED", "FAILED", started, f"precheck: {worker.reason(exc)}")
-                raise
-            self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
-            self.progress(
-                "start",
-                {
-                    "job_id": self.job_id,
-                    "workers": self.opts.worker_count(),
-                    "loading": _loading(self.plan),
-                },
-            )
-            with self._graceful_stop():
+                self._begin(started)
+                signals.enter_context(self.stopper.installed())
                 try:
                     self._stream()
                 except KeyboardInterrupt:
@@ -157,13 +140,43 @@ class JobRunner:
                         "FAILED", "FAILED", started, f"the run stopped: {worker.reason(exc)}"
                     )
                     raise
-        finally:
-            _close_quietly(self.destination, self.source)
-            if self.opts.preload:  # a server this run started, even half-way, is stopped
-                from ingestflow.runner import preload
+            finally:
+                self.stopper.wind_down()
+                _close_quietly(self.destination, self.source)
+                if self.opts.preload:  # a server this run started, even half-way, is stopped
+                    from ingestflow.runner import preload
 
-                with suppress(Exception):  # must not hide the run's own outcome
-                    preload.stop()
+                    with suppress(Exception):  # must not hide the run's own outcome
+                        preload.stop()
+            return self._conclude(status, message, started)
+
+    def _begin(self, started: float) -> None:
+        """Preload and precheck (a failure or a Ctrl-C here is recorded in the job), then mark
+        the job in progress."""
+        try:
+            self._preload()  # loads in the background while the prechecks run
+            self.precheck()
+        except KeyboardInterrupt:
+            self._finish("STOPPED", "STOPPED", started, "stopped by the user before it began")
+            raise
+        except IngestflowError as exc:
+            self._finish("FAILED", "FAILED", started, str(exc))
+            raise
+        except Exception as exc:  # a bug or a broken install: the job says so in one line
+            self._finish("FAILED", "FAILED", started, f"precheck: {worker.reason(exc)}")
+            raise
+        self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
+        self.progress(
+            "start",
+            {
+                "job_id": self.job_id,
+                "workers": self.opts.worker_count(),
+                "loading": _loading(self.plan),
+            },
+        )
+
+    def _conclude(self, status: str, message: str | None, started: float) -> dict[str, Any]:
+        """Record the job's outcome, with what the run has to say about it; the job record."""
         if status == "COMPLETED":
             self.notes.extend(self.enrichment.notes())
         reuse = self.opts.reuse
@@ -197,30 +210,8 @@ class JobRunner:
             nodes=self.stats,
         )
 
-    @contextmanager
-    def _graceful_stop(self) -> Iterator[None]:
-        """First SIGINT or SIGTERM: ask the stream to stop at its next check point; a second
-        one: stop now."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-
-        def handler(signum: int, frame: Any) -> None:
-            if self.stop_requested:
-                raise KeyboardInterrupt
-            self.stop_requested = True
-            self.progress("stopping", {})
-
-        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for sig, old in previous.items():
-                signal.signal(sig, old)
-
     def _check_stop(self) -> None:
-        if self.stop_requested:
-            raise KeyboardInterrupt
+        self.stopper.check()
 
     # --- streaming ------------------------------------------------------------------------
     def _documents(self) -> Iterator[Document]:
@@ -345,9 +336,10 @@ class JobRunner:
             while pending:
                 pool = self._drain(pool, pending, plan, workers, threads)
         except BaseException:
-            _terminate(pool)
+            self.stopper.wind_down()  # a second Ctrl-C must not leave workers running
+            pools.terminate(self._live or pool)  # the pool a retry replaced this one with
             raise
-        _terminate(pool)  # idle now, with nothing to flush: no need to wait for their teardown
+        pools.terminate(pool)  # idle now, with nothing to flush: no need to wait for their teardown
 
     def _preload(self) -> None:
         """Start a fork server that loads the workers' libraries once, where it pays."""
@@ -372,9 +364,10 @@ class JobRunner:
 
         # the workers must not import the user's `__main__` (a script that runs at module level)
         ctx = mainless(self._context or multiprocessing.get_context("spawn"))
-        return ProcessPoolExecutor(
+        self._live = ProcessPoolExecutor(
             workers, mp_context=ctx, initializer=worker.init_worker, initargs=(plan, threads)
         )
+        return self._live
 
     def _drain(
         self,
@@ -389,6 +382,7 @@ class JobRunner:
             self._check_stop()
             done, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
         broken: list[_Task] = []
+        follows: list[_Task] = []
         for future in done:
             task = pending.pop(future)
             try:
@@ -397,29 +391,40 @@ class JobRunner:
                 broken.append(task)
                 continue
             spare = len(pending) < workers  # workers would idle: spread a long document
-            for follow in self._done(task, result, workers if spare else 1):
-                pending[follow.submit(pool, self.opts.trace)] = follow
+            follows += self._done(task, result, workers if spare else 1)
         if not broken:
+            for follow in follows:
+                pending[follow.submit(pool, self.opts.trace)] = follow
             return pool
+        # Workers ended by a stop (SIGTERM to the process group ends them too) are not a crash:
+        # nothing is retried after a stop.
+        self._check_stop()
         # A worker died (a library crashed on some file): retry each document (or page range)
         # alone in a fresh pool, so only the document that kills a worker fails.
         broken += [pending.pop(f) for f in list(pending)]
         pool.shutdown(wait=False, cancel_futures=True)
         pool = self._pool(plan, workers, threads)
-        retries = [alone for task in broken for alone in task.alone()]
+        retries = [alone for task in broken for alone in task.alone()] + follows
         while retries:
             task = retries.pop(0)
             future = task.submit(pool, self.opts.trace)
-            processes = list((getattr(pool, "_processes", None) or {}).values())
+            workers_now = pools.processes(pool)
             try:
-                result = future.result()
+                result = self._result(future)
             except BrokenProcessPool:
-                _settled(pool)
-                result = task.crashed(self.stats[0].node_id, exit_cause(processes))
+                pools.settled(pool)
+                result = task.crashed(self.stats[0].node_id, pools.exit_cause(workers_now))
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = self._pool(plan, workers, threads)
             retries += self._done(task, result, 1)
         return pool
+
+    def _result(self, future: Future[Any]) -> Any:
+        """The future's result, waited for a slice at a time to honour a stop request."""
+        while True:
+            self._check_stop()
+            with suppress(TimeoutError):
+                return future.result(timeout=0.2)
 
     def _long_stop(self, batch: list[Document]) -> int | None:
         """Where a long document's first task stops (before the embedder), or None."""
@@ -665,38 +670,6 @@ class _Task:
         ]
 
 
-def _settled(pool: ProcessPoolExecutor, timeout: float = 10.0) -> None:
-    """Let a broken pool's own thread finish reaping its workers before their exit codes are
-    read: a worker forked by a fork server reports its exit status once, through a pipe, and a
-    second thread reading it at the same time would see the pipe's end (exit code 255)."""
-    manager = getattr(pool, "_executor_manager_thread", None)  # no public API for this
-    if manager is not None:
-        manager.join(timeout)
-
-
-def exit_cause(processes: list[Any], timeout: float = 5.0) -> str:
-    """How the worker that broke a pool ended, from its exit code: a SIGKILL is what the system's
-    out-of-memory killer sends. The pool ends its other workers with SIGTERM."""
-    for process in processes:
-        process.join(timeout)
-    codes = [p.exitcode for p in processes if p.exitcode not in (None, 0, -signal.SIGTERM)]
-    if not codes:
-        return ""
-    code = codes[0]
-    if code == -signal.SIGKILL:
-        return (
-            "killed with SIGKILL, as the system ends a process that runs out of memory: "
-            "the document may need more memory than was free; run fewer workers (--workers) "
-            "or free memory"
-        )
-    if code < 0:
-        try:
-            return f"ended by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"ended by signal {-code}"
-    return f"exit code {code}"
-
-
 @dataclass(eq=False)
 class _Fan:
     """A long document's last stage (the embedder) spread over the workers: its elements in
@@ -792,17 +765,6 @@ def _close_quietly(*connectors: Source | Destination) -> None:
             connector.close()
         except Exception:  # closing must not hide the run's own outcome
             continue
-
-
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool now: cancel queued work and end the workers (a stop must not wait for a long
-    document to finish)."""
-    processes = list(getattr(pool, "_processes", {}).values())  # no public API for this
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join(timeout=5)  # reaped: no zombie left behind
 
 
 def _size(doc: Document) -> int:

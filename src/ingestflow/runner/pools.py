@@ -1,0 +1,60 @@
+"""Worker process pools: ending one now, and reading how a worker that broke one ended."""
+
+from __future__ import annotations
+
+import signal
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+
+def processes(pool: ProcessPoolExecutor) -> list[Any]:
+    """The pool's worker processes; none once the pool has broken or shut down (the standard
+    library then drops its table, having ended them)."""
+    return list((getattr(pool, "_processes", None) or {}).values())  # no public API for this
+
+
+def terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: cancel queued work and end the workers (a stop must not wait for a long
+    document, nor a model server that never answers). A worker that outlives SIGTERM is
+    killed."""
+    workers = processes(pool)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()
+    for process in workers:
+        process.join(timeout=5)  # reaped: no zombie left behind
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
+
+
+def settled(pool: ProcessPoolExecutor, timeout: float = 10.0) -> None:
+    """Let a broken pool's own thread finish reaping its workers before their exit codes are
+    read: a worker forked by a fork server reports its exit status once, through a pipe, and a
+    second thread reading it at the same time would see the pipe's end (exit code 255)."""
+    manager = getattr(pool, "_executor_manager_thread", None)  # no public API for this
+    if manager is not None:
+        manager.join(timeout)
+
+
+def exit_cause(workers: list[Any], timeout: float = 5.0) -> str:
+    """How the worker that broke a pool ended, from its exit code: a SIGKILL is what the system's
+    out-of-memory killer sends. The pool ends its other workers with SIGTERM."""
+    for process in workers:
+        process.join(timeout)
+    codes = [p.exitcode for p in workers if p.exitcode not in (None, 0, -signal.SIGTERM)]
+    if not codes:
+        return ""
+    code = codes[0]
+    if code == -signal.SIGKILL:
+        return (
+            "killed with SIGKILL, as the system ends a process that runs out of memory: "
+            "the document may need more memory than was free; run fewer workers (--workers) "
+            "or free memory"
+        )
+    if code < 0:
+        try:
+            return f"ended by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"ended by signal {-code}"
+    return f"exit code {code}"

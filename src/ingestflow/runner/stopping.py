@@ -1,0 +1,55 @@
+"""How a run stops on SIGINT or SIGTERM: the first asks the stream to stop at its next check
+point, a second stops it now; from then on the run is winding down (its workers ended, its job
+recorded as STOPPED), which is quick, and further signals no longer cut that short: a job is
+never left half-recorded, nor a worker left running."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+class Stopper:
+    """The stop requests of one run (`on_request`: told of the first)."""
+
+    def __init__(self, on_request: Callable[[], None]) -> None:
+        self.requested = False
+        self.ending = False  # winding down: signals are no longer raised
+        self._on_request = on_request
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        """The handlers for SIGINT and SIGTERM while inside (main thread only)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {
+            sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.ending:
+            return  # the run ends as soon as its workers are ended and its job recorded
+        if self.requested:
+            self.ending = True
+            raise KeyboardInterrupt
+        self.requested = True
+        self._on_request()
+
+    def check(self) -> None:
+        """Stop here (KeyboardInterrupt) when a stop was asked for."""
+        if self.requested:
+            self.ending = True
+            raise KeyboardInterrupt
+
+    def wind_down(self) -> None:
+        """The run is ending: let nothing interrupt its clean-up."""
+        self.ending = True
