@@ -14,9 +14,10 @@ read: a server that trickles its answer fails the try when the timeout is up (`d
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -257,8 +258,29 @@ def map_bounded(fn: Callable[[T], R], items: Iterable[T], limit: int) -> list[R 
 
     if limit <= 1 or len(items) == 1:
         return [safe(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(limit, len(items))) as pool:
-        return list(pool.map(safe, items))
+    # Daemon threads, not a ThreadPoolExecutor: a caller stopped by Ctrl-C (a run in this
+    # process) must not wait for requests to a server that never answers, neither here nor
+    # when the interpreter exits (it joins an executor's threads, never daemon threads).
+    results: list[R | BaseException] = [Skipped("not run")] * len(items)
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for index in range(len(items)):
+        todo.put(index)
+
+    def work() -> None:
+        with suppress(queue.Empty):
+            while True:
+                index = todo.get_nowait()
+                results[index] = safe(items[index])
+
+    threads = [
+        threading.Thread(target=work, name=f"ingestflow-request-{n}", daemon=True)
+        for n in range(min(limit, len(items)))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()  # interrupted by Ctrl-C in the main thread
+    return results
 
 
 def first_error(results: Iterable[object]) -> BaseException | None:
