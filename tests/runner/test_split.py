@@ -246,3 +246,13 @@ def test_a_pdf_whose_count_overstates_its_pages_completes_over_workers(tmp_path:
     assert elements and {e["metadata"]["page_number"] for e in elements} == {1}
     assert "spring of year 1" in " ".join(e["text"] for e in elements)
     assert json.loads((out / "log.pdf.json").read_text())
+
+
+def test_a_long_pdf_splits_with_no_doc_timeout(tmp_path: Path) -> None:
+    # `--doc-timeout 0` (no limit): the ranges' shared budget has no limit to word a message on
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "log.pdf").write_bytes(long_pdf())
+    record, _, out = run(tmp_path, workflow(), folder, 2, "nolimit", doc_timeout=None)
+    assert record["status"] == "COMPLETED" and record["processing_status"] == "SUCCESS", record
+    assert json.loads((out / "log.pdf.json").read_text())

@@ -32,7 +32,10 @@ class DocBudget:
         return self.limit is not None and self.spent > self.limit
 
     def over(self) -> str:
-        """Why the document failed once its ranges together ran out of time."""
+        """Why the document failed once its ranges together ran out of time ("" without a
+        limit: nothing to say)."""
+        if self.limit is None:
+            return ""
         unit = {"pages": "page", "lines": "line"}.get(self.unit, self.unit)
         return (
             f"{self.what} took longer than {self.limit:g} s, its {unit} ranges together, and was "

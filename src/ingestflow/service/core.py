@@ -4,23 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from ingestflow.service.connectors import Connectors
 from ingestflow.service.jobs import Jobs
 from ingestflow.service.keys import Keys
 from ingestflow.service.lite_paths import LitePaths
 from ingestflow.service.runs import Runs
+from ingestflow.service.sweep import sweep
 from ingestflow.service.templates import Templates
 from ingestflow.service.workflows import Workflows
 from ingestflow.store import Workspace
-from ingestflow.store.jobs import INTERRUPTED
 
 DEFAULT_WORKSPACE = Path(".ingestflow")
-UPLOADS_GONE = (
-    "interrupted before it started, and its uploaded files are no longer in the workspace: "
-    "run it again with its files"
-)
 
 
 class Service:
@@ -50,7 +45,7 @@ class Service:
         """Mark FAILED ("interrupted") the unfinished jobs whose process died; returns their ids.
         A background job accepted but never started stays SCHEDULED (the next launcher runs it)
         while it has what it needs."""
-        return self.ws.sweep_interrupted(unstartable)
+        return sweep(self.ws)
 
     def _cache(self):
         from ingestflow.runner.reuse import NodeCache
@@ -86,14 +81,3 @@ class Service:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def unstartable(info: dict[str, Any]) -> str | None:
-    """Why a job that never started cannot be started now (None: it can), by its stored info."""
-    run = info.get("run")
-    if not isinstance(run, dict) or not isinstance(run.get("body"), dict):
-        return INTERRUPTED  # a foreground run: only its own process could have run it
-    for folder in map(Path, run.get("inputs") or []):
-        if not folder.is_dir() or not any(folder.iterdir()):
-            return UPLOADS_GONE
-    return None

@@ -25,7 +25,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ingestflow.errors import WorkflowInvalid
+from ingestflow.errors import WorkflowInvalid, one_line
+from ingestflow.service.sweep import sweep
 from ingestflow.spec.problems import Problem
 from ingestflow.store import Workspace
 
@@ -70,7 +71,7 @@ def prune_jobs(
     "bytes": freed in all, "kept": finished jobs left, "left": paths that could not be removed}.
     """
     validate(older_than_days, keep)
-    ws.sweep_interrupted()  # a job whose process died has finished: it may go too
+    sweep(ws)  # a job whose process died has finished (a queued one may still run)
     rows = ws.db.execute(
         "SELECT id, workflow_name, status, created_at, finished_at, info FROM jobs "
         "WHERE status IN (?, ?, ?) ORDER BY created_at DESC, rowid DESC",
@@ -157,17 +158,12 @@ def _size(folder: Path) -> int:
 
 def _delete_records(ws: Workspace, job_id: str) -> bool:
     """Delete a finished job's rows; False when it is no longer there (or no longer finished)."""
-    ws.db.execute("BEGIN IMMEDIATE")
-    try:
+    with ws.transaction():
         deleted = ws.db.execute(
             "DELETE FROM jobs WHERE id = ? AND status IN (?, ?, ?)", (job_id, *FINISHED)
         ).rowcount
         if deleted:
             ws.db.execute("DELETE FROM job_files WHERE job_id = ?", (job_id,))
-        ws.db.execute("COMMIT")
-    except BaseException:
-        ws.db.execute("ROLLBACK")
-        raise
     return bool(deleted)
 
 
@@ -206,7 +202,7 @@ class Retention:
             with Service(self.workspace, check=False) as service:
                 answer = prune_jobs(service.ws, older_than_days=self.days)
         except Exception as exc:  # keep serving: one bad round must not stop the server
-            log.error("retention: %s", str(exc).splitlines()[0] if str(exc) else repr(exc))
+            log.error("retention: %s", one_line(exc))
             return
         if answer["jobs"]:
             log.info(
