@@ -38,20 +38,24 @@ def mask_secrets(value: Any) -> Any:
     return value
 
 
-# scheme://authority: the authority ends at the first / ? # or blank (RFC 3986)
-_AUTHORITY = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#\s]*)")
+# scheme://user:password@ — the user name holds none of : / ? # @, the password may hold any of
+# them but blanks (a generated one often does), up to the last @ before a blank: better to mask a
+# little more of an odd URL than to show a password
+_CREDENTIALS = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s@/?#:]*):(?P<password>\S*)@"
+)
+
+
+def url_credentials(text: str) -> bool:
+    """True when `text` holds a `scheme://user:password@` URL."""
+    return "@" in text and _CREDENTIALS.search(text) is not None
 
 
 def mask_url_credentials(text: str) -> str:
     """`text` with the password of every `scheme://user:password@host` in it masked."""
-
-    def mask(match: re.Match[str]) -> str:
-        userinfo, at, host = match["authority"].rpartition("@")
-        if not at or ":" not in userinfo:
-            return match[0]
-        return f"{match['scheme']}{userinfo.partition(':')[0]}:{MASK}@{host}"
-
-    return _AUTHORITY.sub(mask, text) if "@" in text else text
+    if "@" not in text:
+        return text
+    return _CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
 
 
 def node_record(node: WorkflowNode) -> dict[str, Any]:

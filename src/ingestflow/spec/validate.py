@@ -15,6 +15,7 @@ from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_S
 from ingestflow.spec.models import MASK, SECRET_FIELDS, WikiConfig, WorkflowCreate
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
+from ingestflow.spec.record import mask_url_credentials, url_credentials
 from ingestflow.spec.rules import RULES, ParsedNode, RuleContext, warnings
 
 _SUBTYPE_HINTS = {
@@ -192,15 +193,18 @@ def url_credential_problems(config: Any) -> list[Problem]:
             parts = urlsplit(value.strip())
         except ValueError:
             continue  # not a URL (its own rules say so)
-        if "@" not in parts.netloc:
+        if "@" not in parts.netloc and not url_credentials(value):
             continue
         host = parts.netloc.rpartition("@")[2]
+        found = parts._replace(netloc=f"{MASK}@{host}").geturl()
+        if "@" not in parts.netloc:  # a password holding / ? or #: urlsplit cut it short
+            found = mask_url_credentials(value.strip())
         out.append(
             Problem(
                 f"config.{name}",
                 f"`{name}` holds credentials (user info before the host): records show the "
                 f"{name}, so a user name or password does not belong in it",
-                found=parts._replace(netloc=f"{MASK}@{host}").geturl(),
+                found=found,
                 hint=f"remove `...@` from the {name}; put the user name in `{user}` and the "
                 f"secret in {secrets}",
             )
