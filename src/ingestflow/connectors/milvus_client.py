@@ -154,7 +154,8 @@ class MilvusTarget:
                     path.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise ConnectorError(
-                        f"vectordb: cannot create folder {path.parent}: {exc.strerror or exc}"
+                        f"vectordb: cannot create folder {Path(given).parent}: "
+                        f"{exc.strerror or exc}"
                     ) from None
             elif not path.parent.is_dir():
                 raise ConnectorError(

@@ -291,7 +291,8 @@ def first_error(results: Iterable[object]) -> BaseException | None:
 
 def describe(exc: BaseException, secret: str | None = None) -> str:
     """One line for a client exception: the HTTP status and the server's message if any
-    (`secret` scrubbed out before the line is cut to length)."""
+    (`secret` scrubbed out before the line is cut to length). A timeout never comes here: the
+    caller names the endpoint's own timeout variable."""
     status = getattr(exc, "status_code", None)
     if status is not None:
         body = getattr(exc, "body", None)
@@ -299,8 +300,6 @@ def describe(exc: BaseException, secret: str | None = None) -> str:
         if isinstance(message, dict):
             message = message.get("message", message)
         text = f"HTTP {status}: {message}"
-    elif _timed_out(exc):
-        text = "no answer within the timeout (INGESTFLOW_<PROVIDER>_TIMEOUT)"
     elif exc.__class__.__name__ == "APIConnectionError":
         text = f"cannot connect ({exc.__cause__ or exc})"
     else:

@@ -17,7 +17,7 @@ _CREATE_DOC = json_doc(
                 "name": "milvus lite",
                 "type": "vectordb",
                 "config": {
-                    "uri": "/data/milvus.db",
+                    "uri": "milvus.db",
                     "user": "",
                     "password": "x",
                     "db_name": "default",
