@@ -67,6 +67,12 @@ class Service:
         """Empty the node-output cache; (files, bytes) removed."""
         return self._cache().clear()
 
+    def metrics(self) -> bytes:
+        """The workspace's jobs as Prometheus exposition text."""
+        from ingestflow.service.metrics import metrics_text
+
+        return metrics_text(self.ws)
+
     def close(self) -> None:
         """Close the store."""
         self.ws.close()
