@@ -482,7 +482,7 @@ class JobRunner:
         if any(r is None for r in fan.results):
             return []
         prior, doc = fan.prior, fan.prior.doc
-        subs: list[worker.DocResult] = fan.results  # type: ignore[assignment]
+        subs: list[worker.DocResult] = fan.results
         failed = next((r for r in subs if not r.ok), None)
         doc.warnings += [w for r in subs for w in r.doc.warnings]
         for sub in subs:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import signal
@@ -47,7 +48,7 @@ class Jobs:
 
     def list(
         self, workflow_id: str | None = None, status: str | None = None, limit: int = 100
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Full job records, newest first."""
         return self.ws.list_jobs(limit, workflow_id, _status(status))
 
@@ -117,7 +118,7 @@ class Jobs:
             )
         return {"id": row["id"], "status": "cancelled", "message": message}
 
-    def download(self, ref: str, file: str, node: str | None) -> list[dict[str, Any]]:
+    def download(self, ref: str, file: str, node: str | None) -> builtins.list[dict[str, Any]]:
         """The elements of one file after one node (no node: the last node's, i.e. the output)."""
         record = self.get(ref)
         matches = [f for f in record["files"] if file in (f["file_id"], f["filename"])] or [
@@ -166,13 +167,13 @@ class Jobs:
 
         return diff_jobs(self.ws, job_a, job_b, node, file)
 
-    def export_node(self, ref: str, node: str | None, folder: Path) -> list[Path]:
+    def export_node(self, ref: str, node: str | None, folder: Path) -> builtins.list[Path]:
         """Write every file's elements after one node (no node: the output) into `folder`, one
         JSON file per document named by its path (`docs/a.pdf` → `folder/docs/a.pdf.json`)."""
         from ingestflow.files import write_json_atomic
 
         record = self.get(ref)
-        written: list[Path] = []
+        written: builtins.list[Path] = []
         root = folder.resolve()
         for entry in record["files"]:
             if entry["status"] != "SUCCESS":
