@@ -202,7 +202,7 @@ def test_create_collection_on_a_2_3_server(milvus_server: MilvusServer) -> None:
 def test_varchar_limits_are_utf8_bytes_as_the_server_counts_them(
     milvus_server: MilvusServer,
 ) -> None:
-    from pymilvus import DataType
+    from pymilvus import DataType, MilvusException
 
     client = root_client(milvus_server, SERVER_DB)
     name = unique("bytes")
@@ -217,7 +217,7 @@ def test_varchar_limits_are_utf8_bytes_as_the_server_counts_them(
     six = "é" * 6  # 6 characters, 12 bytes: Lite would take it, the server does not
     row = {"element_id": "raw", "embeddings": [1.0] * DIM, "record_id": "raw", "text": six}
     try:
-        with pytest.raises(Exception, match=r"length|exceed"):
+        with pytest.raises(MilvusException, match=r"length|exceed"):
             client.insert(name, [row])
     finally:
         client.close()
@@ -239,8 +239,9 @@ def test_rewrite_leaves_one_set_of_rows(milvus_server: MilvusServer) -> None:
     dest.write(doc("keep", ["k-1"]))
     ids = [f"r-{i}" for i in range(5)]
     dest.write(doc("r", ids, "v1"))
-    dest.write(doc("r", ids, "v2"))  # same ids: replaced, not duplicated (the server keeps both
-    got = rows(milvus_server, name, 'record_id == "r"')  # on a plain insert)
+    # the same ids again: replaced, not duplicated (a server's plain insert would keep both)
+    dest.write(doc("r", ids, "v2"))
+    got = rows(milvus_server, name, 'record_id == "r"')
     assert sorted(r["element_id"] for r in got) == ids
     assert {r["text"] for r in got} == {f"v2 {i}" for i in ids}
     dest.write(doc("r", ["r-1", "r-new"], "v3"))  # fewer, one new: the stale ones go
@@ -273,6 +274,11 @@ def test_server_restarted_mid_run(milvus_server: MilvusServer, capfd: Any) -> No
         milvus_server.start()
     assert "\n" not in str(e.value) and "vectordb: vectordb:" not in str(e.value)
     assert "Traceback" not in capfd.readouterr().err  # pymilvus's own logs stay quiet
+    root = root_client(milvus_server, SERVER_DB)
+    try:  # released, whether or not the restarted server began to load it again
+        root.release_collection(name)
+    finally:
+        root.close()
     dest.write(doc("during", ["d-1"]))
     dest.write(doc("after", ["a-1"]))
     dest.close()
