@@ -80,6 +80,34 @@ def doc(record_id: str, ids: list[str], text: str = "hello") -> Document:
     return Document(record_id, record_id, f"{record_id}.txt", elements=elements)
 
 
+WORKFLOW = {
+    "name": "to a server",
+    "workflow_type": "custom",
+    "workflow_nodes": [
+        {"name": "P", "type": "partition", "subtype": "unstructured_api", "settings": FAST},
+        {"name": "C", "type": "chunk", "subtype": "chunk_by_title", "settings": {}},
+        {
+            "name": "E",
+            "type": "embed",
+            "subtype": "ibm",
+            "settings": {"model_name": "sentence-transformers/all-minilm-l6-v2"},
+        },
+    ],
+}
+
+
+def connector(uri: str, collection: str) -> dict[str, Any]:
+    """A vectordb destination connector file's body, as SERVER_USER in SERVER_DB."""
+    config = {
+        "user": SERVER_USER,
+        "uri": uri,
+        "db_name": SERVER_DB,
+        "password": SERVER_PASSWORD,
+        "collection_name": collection,
+    }
+    return {"name": "server", "type": "vectordb", "config": config}
+
+
 def rows(server: MilvusServer, collection: str, expr: str = "") -> list[dict[str, Any]]:
     """Every row (a duplicate primary key shows twice: a server keeps both)."""
     client = root_client(server, SERVER_DB)
@@ -336,34 +364,9 @@ def test_run_with_the_server_down_at_precheck_exits_3(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.txt").write_text("Hello there.\n")
     conn = tmp_path / "milvus.json"
-    body = {
-        "name": "server",
-        "type": "vectordb",
-        "config": {
-            "user": SERVER_USER,
-            "uri": f"http://127.0.0.1:{port}",
-            "db_name": SERVER_DB,
-            "password": SERVER_PASSWORD,
-            "collection_name": "elements",
-        },
-    }
-    conn.write_text(json.dumps(body))
-    workflow = {
-        "name": "to a server",
-        "workflow_type": "custom",
-        "workflow_nodes": [
-            {"name": "P", "type": "partition", "subtype": "unstructured_api", "settings": FAST},
-            {"name": "C", "type": "chunk", "subtype": "chunk_by_title", "settings": {}},
-            {
-                "name": "E",
-                "type": "embed",
-                "subtype": "ibm",
-                "settings": {"model_name": "sentence-transformers/all-minilm-l6-v2"},
-            },
-        ],
-    }
+    conn.write_text(json.dumps(connector(f"http://127.0.0.1:{port}", "elements")))
     wf = tmp_path / "wf.json"
-    wf.write_text(json.dumps(workflow))
+    wf.write_text(json.dumps(WORKFLOW))
     args = ["run", str(wf), "-i", str(tmp_path / "in"), "--destination", str(conn)]
     ran = subprocess.run(
         [sys.executable, "-c", MAIN, *args, "--workspace", str(tmp_path / "ws")],
@@ -376,3 +379,38 @@ def test_run_with_the_server_down_at_precheck_exits_3(tmp_path: Path) -> None:
     assert len(said) == 1, said
     assert f"cannot open Milvus at http://127.0.0.1:{port}" in said[0]
     assert "Traceback" not in ran.stderr and SERVER_PASSWORD not in ran.stderr + ran.stdout
+
+
+@pytest.mark.slow
+def test_run_files_into_the_server_twice_then_search(
+    milvus_server: MilvusServer, tmp_path: Path
+) -> None:
+    """`ingestflow run` (partition, chunk, the local embedder) into the server; a re-run replaces
+    every document's rows (same rows, none twice), and `vectordb search` finds the right one."""
+    name = make(milvus_server, dim=384)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "finance.txt").write_text(
+        "Interest rates\n\nThe central bank raised interest rates to curb inflation.\n"
+    )
+    (tmp_path / "in" / "garden.md").write_text("# Tomatoes\n\nWater tomato plants twice a week.\n")
+    conn = tmp_path / "server.json"
+    conn.write_text(json.dumps(connector(milvus_server.uri, name)))
+    wf = tmp_path / "wf.json"
+    wf.write_text(json.dumps({**WORKFLOW, "reprocess_all": True}))
+    args = ["run", str(wf), "-i", str(tmp_path / "in"), "--destination", str(conn)]
+    args += ["--workspace", str(tmp_path / "ws"), "--workers", "1"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    written = sorted((r["record_id"], r["text"]) for r in rows(milvus_server, name))
+    assert len(written) >= 2 and len({r for r, _ in written}) == 2
+    again = runner.invoke(app, args)  # reprocess_all (the default): every document again
+    assert again.exit_code == 0, again.output
+    assert sorted((r["record_id"], r["text"]) for r in rows(milvus_server, name)) == written
+    conn_args = ["--uri", milvus_server.uri, "--user", SERVER_USER, "--db-name", SERVER_DB]
+    found = runner.invoke(
+        app,
+        ["vectordb", "search", *conn_args, "--collection", name, "monetary policy", "-k", "1"],
+        env={cli_vectordb.PASSWORD_ENV: SERVER_PASSWORD},
+    )
+    assert found.exit_code == 0, found.output
+    assert "The central bank raised interest rates" in found.output  # minimal schema: no filename
