@@ -166,9 +166,10 @@ def test_bad_credentials_or_database_fail_in_one_line_without_the_secret(
     assert not check_connection(config(milvus_server, "anything", **over)).ok
 
 
-def test_server_down_at_precheck_is_one_line(milvus_server: MilvusServer) -> None:
+def test_server_down_at_precheck_is_one_line() -> None:
     (port,) = free_ports(1)  # nothing listens there
-    dest = VectorDBDestination(config(milvus_server, "c", uri=f"http://127.0.0.1:{port}"))
+    uri = f"http://127.0.0.1:{port}"
+    dest = VectorDBDestination(VectorDBConfig(**connector(uri, "c")["config"]))
     with pytest.raises(ConnectorError, match=rf"cannot open Milvus at http://127.0.0.1:{port}"):
         dest.precheck(DIM)
 
