@@ -109,19 +109,24 @@ def connector(uri: str, collection: str) -> dict[str, Any]:
 
 
 def rows(server: MilvusServer, collection: str, expr: str = "") -> list[dict[str, Any]]:
-    """Every row (a duplicate primary key shows twice: a server keeps both)."""
+    """Every row, checked against `count(*)`: a query shows one row of a duplicated primary key
+    (a server keeps both on insert), the count counts both."""
     client = root_client(server, SERVER_DB)
     try:
         client.load_collection(collection)
-        return client.query(
+        strong = {"consistency_level": "Strong"}
+        got = client.query(
             collection,
             filter=expr or 'element_id != ""',
             output_fields=["element_id", "record_id", "text"],
             limit=1000,
-            consistency_level="Strong",
+            **strong,
         )
+        (counted,) = client.query(collection, filter=expr, output_fields=["count(*)"], **strong)
     finally:
         client.close()
+    assert counted["count(*)"] == len(got), f"duplicate rows: {counted} for {len(got)} ids"
+    return got
 
 
 # --- connection -----------------------------------------------------------------------------
