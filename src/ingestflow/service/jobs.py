@@ -166,6 +166,18 @@ class Jobs:
 
         return diff_jobs(self.ws, job_a, job_b, node, file)
 
+    def file_view(self, ref: str, file_id: str, node: int) -> Any:
+        """A file after node `node` (from 1), over its pages (see `service.page_view`)."""
+        from ingestflow.service.page_view import file_view
+
+        return file_view(self.ws, ref, file_id, node)
+
+    def page_image(self, ref: str, file_id: str, number: int) -> tuple[bytes, str]:
+        """Page `number` of the document the job read for a file: image bytes, media type."""
+        from ingestflow.service.page_view import document_page
+
+        return document_page(self.ws, ref, file_id, number)
+
     def export_node(self, ref: str, node: str | None, folder: Path) -> list[Path]:
         """Write every file's elements after one node (no node: the output) into `folder`, one
         JSON file per document named by its path (`docs/a.pdf` → `folder/docs/a.pdf.json`)."""
