@@ -112,22 +112,23 @@ def chunk_origins(
     chunks: list[dict[str, Any]], before: list[dict[str, Any]] | None
 ) -> tuple[list[list[dict[str, Any]]], bool]:
     """Each chunk's elements, and whether they are exact: a chunk's `orig_elements` when the
-    chunker kept them; else the elements before the chunker, taken in order while their text
-    lies in the chunk's (chunkers keep the order; a split element counts where it starts)."""
+    chunker kept them; else each element before the chunker goes, in order, to the first chunk
+    from the last one matched whose text holds its start (chunkers keep the order; a split
+    element counts where it starts)."""
     kept = [origins_of(chunk) for chunk in chunks]
     if all(k is not None for k in kept):
         return [k or [] for k in kept], True
     out: list[list[dict[str, Any]]] = [[] for _ in chunks]
-    position = 0
-    for index, chunk in enumerate(chunks):
-        text = " ".join(str(chunk.get("text") or "").split())
-        while before and position < len(before):
-            piece = " ".join(str(before[position].get("text") or "").split())
-            head = piece[:60]
-            if head and head not in text:
-                break
-            out[index].append(before[position])
-            position += 1
+    texts = [" ".join(str(chunk.get("text") or "").split()) for chunk in chunks]
+    current = 0
+    for element in before or []:
+        head = " ".join(str(element.get("text") or "").split())[:60]
+        if not head:
+            continue  # nothing to match by (a page break, an image without text)
+        found = next((i for i in range(current, len(chunks)) if head in texts[i]), None)
+        if found is not None:  # an element in no chunk (dropped by the chunker) is left out
+            out[found].append(element)
+            current = found
     return out, False
 
 
