@@ -125,11 +125,24 @@ def chunk_origins(
         head = " ".join(str(element.get("text") or "").split())[:60]
         if not head:
             continue  # nothing to match by (a page break, an image without text)
-        found = next((i for i in range(current, len(chunks)) if head in texts[i]), None)
+        found = next((i for i in range(current, len(chunks)) if _holds(texts[i], head)), None)
         if found is not None:  # an element in no chunk (dropped by the chunker) is left out
             out[found].append(element)
             current = found
     return out, False
+
+
+def _holds(text: str, head: str) -> bool:
+    """True when `text` holds `head`, or ends with its beginning (the element was split)."""
+    if head in text:
+        return True
+    probe = head[:20]
+    at = text.find(probe)
+    while at >= 0:
+        if head.startswith(text[at:]):
+            return True
+        at = text.find(probe, at + 1)
+    return False
 
 
 def find_file(record: dict[str, Any], file_id: str) -> dict[str, Any]:
