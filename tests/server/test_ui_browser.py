@@ -206,3 +206,48 @@ def test_chunks_show_their_elements_and_two_jobs_compare(tab: Any, jobs: dict[st
     assert "element(s) differ" in chunker.locator(".diff-file h3").inner_text()
     assert chunker.locator(".change").count() > 0
     assert chunker.locator(".change .side-b .element").count() > 0
+
+
+def test_a_running_job_shows_its_progress_live(browser: Any, tmp_path: Path) -> None:
+    """The jobs page follows a job's record while it runs (written here as the runner writes
+    it), then shows how it ended."""
+    from ingestflow.store.jobs import NodeStats
+    from tests.server.conftest import NODES
+
+    with running_server(tmp_path / "ws", background=False) as served:  # the job waits
+        answer = served.client().post(
+            "/api/v1/jobs/",
+            data={"request_data": json.dumps({"job_nodes": NODES})},
+            files=[("input_files", ("plan.txt", b"Release plan.\n", "text/plain"))],
+        )
+        assert answer.status_code == 200, answer.text
+        job = answer.json()["id"]
+        page = browser.new_page()
+        try:
+            page.goto(f"{served.url}/ui/signin?token={served.app.state.signin.issue_token()}")
+            row = page.locator(f"#jobs tr[data-job='{job}']")
+            assert row.locator("[data-field='status']").inner_text() == "SCHEDULED / SCHEDULED"
+
+            def record(status: str) -> None:
+                ended = status == "COMPLETED"
+                nodes = [
+                    NodeStats("n1", "Partitioner", "partition", "unstructured_api", success=1),
+                    NodeStats("n2", "Chunker", "chunk", "chunk_by_title", ready=1 - ended,
+                              success=int(ended)),
+                ]  # fmt: skip
+                processing = "SUCCESS" if status == "COMPLETED" else status
+                with Service(served.workspace) as service:
+                    service.ws.update_job(
+                        job, status=status, processing_status=processing, nodes=nodes
+                    )
+
+            record("IN_PROGRESS")
+            progress = row.locator("[data-field='progress']")
+            progress.filter(has_text="Partitioner: 1 done").wait_for(timeout=20_000)
+            assert "Chunker: 0 done, 1 waiting" in progress.inner_text()
+            assert row.locator("[data-field='status']").inner_text() == "IN_PROGRESS / IN_PROGRESS"
+            record("COMPLETED")  # finished: the page reloads with the final figures
+            page.locator(f"tr[data-job='{job}']:not([data-active])").wait_for(timeout=20_000)
+            assert row.locator("[data-field='status']").inner_text() == "COMPLETED / SUCCESS"
+        finally:
+            page.close()
