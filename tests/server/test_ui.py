@@ -234,3 +234,42 @@ def test_ui_command_says_when_its_port_is_taken(tmp_path: Path) -> None:
         )
     assert result.returncode == 3, result.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "--port" in result.stderr
+
+
+def test_long_documents_are_drawn_ten_pages_at_a_time(server: Server) -> None:
+    job = finished_job(server, [("input_files", ("long.txt", b"A long document.\n", "text/plain"))])
+    (entry,) = job["files"]
+    node = job["node_stats"][0]["node_id"]
+    # the partitioner's kept output, as High Res writes it for 25 pages, one box a page
+    pages = [
+        {
+            "type": "Title" if n % 2 else "NarrativeText",
+            "text": f"Text of page {n}",
+            "metadata": {
+                "page_number": n,
+                "coordinates": {
+                    "points": [[10, 20], [10, 60], [300, 60], [300, 20]],
+                    "system": "PixelSpace",
+                    "layout_width": 1700,
+                    "layout_height": 2200,
+                },
+            },
+        }
+        for n in range(1, 26)
+    ]
+    with Service(server.workspace) as service:
+        path = service.ws.node_output_path(job["id"], node, entry["file_id"])
+    path.write_text(json.dumps(pages))
+    http = signed_in(server)
+    base = f"/ui/jobs/{job['id']}/files/{entry['file_id']}"
+    first = http.get(base).text
+    assert first.count('class="page-view"') == 10
+    assert first.count('<rect class="box') == 10
+    assert "page-image" not in first and "drawn blank" in first  # a text file has no pages
+    windows = first.split('id="page-windows"')[1].split("</nav>")[0]
+    assert re.findall(r'page=(\d+)"', windows) == ["1", "11", "21"]
+    later = http.get(base, params={"page": 11}).text
+    shown = re.findall(r'data-page="(\d+)"', later)
+    assert shown == [str(n) for n in range(11, 21)]
+    assert re.findall(r"Text of page (\d+)", later) == [str(n) for n in range(11, 21)]
+    assert "15 element(s) on other pages" in later

@@ -166,11 +166,12 @@ class Jobs:
 
         return diff_jobs(self.ws, job_a, job_b, node, file)
 
-    def file_view(self, ref: str, file_id: str, node: int) -> Any:
-        """A file after node `node` (from 1), over its pages (see `service.page_view`)."""
+    def file_view(self, ref: str, file_id: str, node: int, first_page: int = 1) -> Any:
+        """A file after node `node` (from 1), over its pages from `first_page` on (see
+        `service.page_view`)."""
         from ingestflow.service.page_view import file_view
 
-        return file_view(self.ws, ref, file_id, node)
+        return file_view(self.ws, ref, file_id, node, first_page)
 
     def page_image(self, ref: str, file_id: str, number: int) -> tuple[bytes, str]:
         """Page `number` of the document the job read for a file: image bytes, media type."""

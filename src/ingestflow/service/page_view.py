@@ -8,12 +8,13 @@ import base64
 import hashlib
 import io
 import json
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingestflow.errors import NotFound
+from ingestflow.errors import DocumentError, NotFound
 from ingestflow.store import Workspace
 
 # what a browser shows as it is; other images (TIFF, BMP, HEIC ...) are converted to PNG
@@ -21,6 +22,8 @@ BROWSER_IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpe
                   ".gif": "image/gif", ".webp": "image/webp"}  # fmt: skip
 IMAGE_SUFFIXES = {*BROWSER_IMAGES, ".tif", ".tiff", ".bmp", ".heic"}
 PAGE_WIDTH_PX = 1000  # a PDF page is rendered this wide
+PAGES_SHOWN = 10  # pages drawn at once (each is an image to render)
+_PDFIUM = threading.Lock()  # PDFium is not thread-safe; the server renders in a thread pool
 MAX_ORIGINS_BYTES = 64 << 20  # `orig_elements` decompressed, at most
 
 
@@ -196,16 +199,23 @@ def page_image(path: Path, number: int) -> tuple[bytes, str]:
     if suffix == ".pdf":
         import pypdfium2
 
-        pdf = pypdfium2.PdfDocument(str(path))
-        try:
-            if not 1 <= number <= len(pdf):
-                raise NotFound(f"page {number} is not in the document (it has {len(pdf)} pages)")
-            page = pdf[number - 1]
-            scale = PAGE_WIDTH_PX / max(page.get_width(), 1.0)
-            image = page.render(scale=min(scale, 4.0)).to_pil()
-            page.close()
-        finally:
-            pdf.close()
+        with _PDFIUM:
+            try:
+                pdf = pypdfium2.PdfDocument(str(path))
+            except pypdfium2.PdfiumError:
+                raise DocumentError(
+                    f"page {number} of {path.name} cannot be rendered: PDFium cannot open the "
+                    "document (damaged or encrypted)"
+                ) from None
+            try:
+                if not 1 <= number <= len(pdf):
+                    raise NotFound(f"page {number} is not in the document ({len(pdf)} pages)")
+                page = pdf[number - 1]
+                scale = PAGE_WIDTH_PX / max(page.get_width(), 1.0)
+                image = page.render(scale=min(scale, 4.0)).to_pil()
+                page.close()
+            finally:
+                pdf.close()
         return _png(image), "image/png"
     if suffix in BROWSER_IMAGES and number == 1:
         return path.read_bytes(), BROWSER_IMAGES[suffix]
@@ -243,14 +253,16 @@ class FileView:
     entry: dict[str, Any]
     index: int
     elements: list[dict[str, Any]] | None
-    pages: list[Page]
+    pages: list[Page]  # the pages shown: PAGES_SHOWN from the one asked for
     images: bool  # whether the job's document is here to render the pages from
+    numbers: list[int]  # every page with a box
     origins: list[list[dict[str, Any]]] | None  # each chunk's elements (chunkers and after)
     exact: bool  # origins from `orig_elements` (else matched by text)
 
 
-def file_view(ws: Workspace, job: str, file_id: str, node: int) -> FileView:
-    """A file of a job after node `node` (from 1), with its pages and chunks' elements."""
+def file_view(ws: Workspace, job: str, file_id: str, node: int, first: int = 1) -> FileView:
+    """A file of a job after node `node` (from 1), with its chunks' elements and the pages
+    (with boxes) from page `first` on, PAGES_SHOWN of them."""
     from ingestflow.service.diff import elements_of
 
     record = ws.job_record(job)
@@ -269,10 +281,12 @@ def file_view(ws: Workspace, job: str, file_id: str, node: int) -> FileView:
     if elements is not None and chunked_at is not None and index >= chunked_at:
         before = elements_of(ws, record, chunked_at - 1, entry) if chunked_at else None
         origins, exact = chunk_origins(elements, before)
-    pages = pages_of(elements or [], origins)
+    every = pages_of(elements or [], origins)
+    pages = [p for p in every if p.number >= first][:PAGES_SHOWN]
     found = document_of(ws, record, entry) if pages else None
     images = found is not None and is_pageable(found)
-    return FileView(record, entry, index, elements, pages, images, origins, exact)
+    numbers = [p.number for p in every]
+    return FileView(record, entry, index, elements, pages, images, numbers, origins, exact)
 
 
 def document_page(ws: Workspace, job: str, file_id: str, number: int) -> tuple[bytes, str]:
