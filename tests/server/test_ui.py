@@ -6,6 +6,7 @@ sanitised, connectors' secrets stay masked, and `ingestflow ui` prints a link th
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -164,13 +165,21 @@ def test_tables_are_sanitised_to_table_markup() -> None:
     assert clean == '<table><tbody><tr><td colspan="2">a</td><td>b</td></tr></tbody></table>'
 
 
-def test_connectors_page_masks_secrets(server: Server, wiki: FakeConfluence) -> None:
+def test_workflows_and_connectors_are_listed_with_secrets_masked(
+    server: Server, wiki: FakeConfluence
+) -> None:
     made = server.client().post(f"{API}/sources", json=wiki_source(wiki))
     assert made.status_code in (200, 201), made.text
+    body = {"name": "weekly <b>wiki</b>", "workflow_type": "custom", "workflow_nodes": NODES}
+    body["source_id"] = made.json()["id"]
+    stored = server.client().post(f"{API}/workflows", json=body)
+    assert stored.status_code in (200, 201), stored.text
     http = signed_in(server)
-    page = http.get("/ui/connectors").text
-    assert "team wiki" in page and "wiki" in page
-    assert http.get("/ui/workflows").status_code == 200
+    page = http.get("/ui/connectors").text  # no_leaks: the wiki token is never in a body
+    assert "team wiki" in page and "<td>source</td><td>wiki</td>" in page and "********" in page
+    listed = http.get("/ui/workflows").text
+    assert "weekly &lt;b&gt;wiki&lt;/b&gt;" in listed and made.json()["id"] in listed
+    assert "Partitioner (partition / unstructured_api)" in listed
 
 
 def test_the_diff_page_names_what_it_cannot_compare(server: Server) -> None:
@@ -217,6 +226,37 @@ def test_ui_command_prints_a_one_time_link_on_loopback(tmp_path: Path) -> None:
     assert any("GET /ui/signin 303" in line for line in log), err
     assert all(token not in line for line in log), log  # the log never shows the token
     assert ui.returncode == 0 and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_ui_command_opens_the_link_in_the_browser(tmp_path: Path) -> None:
+    """Without --no-browser the link goes to the user's browser ($BROWSER, here a command that
+    writes down the URL it is given)."""
+    opened = tmp_path / "opened.txt"
+    record = f"import sys; open({str(opened)!r}, 'w').write(sys.argv[1])"
+    browser = f'{sys.executable} -c "{record}" %s'
+    ui = subprocess.Popen(
+        [*EXE, "ui", "--workspace", str(tmp_path / "ws"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BROWSER": browser},
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not opened.exists() or not opened.read_text():
+            assert ui.poll() is None, ui.communicate()
+            assert time.monotonic() < deadline, "the browser was not opened"
+            time.sleep(0.2)
+        link = opened.read_text()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/ui/signin\?token=\S+", link), link
+        http = httpx.Client()
+        assert http.get(link).status_code == 303  # the link the browser got signs in, once
+        assert http.get(link).status_code == 401
+    finally:
+        ui.send_signal(signal.SIGINT)
+        _, err = ui.communicate(timeout=60)
+    assert ui.returncode == 0 and link in err  # printed too, for another browser
 
 
 def test_ui_command_says_when_its_port_is_taken(tmp_path: Path) -> None:
