@@ -251,3 +251,53 @@ def test_a_running_job_shows_its_progress_live(browser: Any, tmp_path: Path) -> 
             assert row.locator("[data-field='status']").inner_text() == "COMPLETED / SUCCESS"
         finally:
             page.close()
+
+
+def test_untrusted_text_and_tables_run_nothing(browser: Any, tmp_path: Path) -> None:
+    """An element's text and its text_as_html come from documents: in the browser they show as
+    text and as a bare table, and no script, handler or image of theirs runs or loads."""
+    from tests.server.conftest import NODES
+
+    evil_html = (
+        "<table><tr><td onmouseover=alert(1)>cell <b>one</b></td><td>two"
+        "<script>alert(2)</script><img src=x onerror=alert(3)></td></tr></table>"
+        "<iframe srcdoc='<script>alert(4)</script>'></iframe><svg onload=alert(5)>"
+    )
+    element = {
+        "type": "Table",
+        "text": "<script>alert(6)</script> cell one two",
+        "metadata": {"page_number": 1, "text_as_html": evil_html},
+    }
+    with running_server(tmp_path / "ws") as served:
+        answer = served.client().post(
+            "/api/v1/jobs/",
+            data={"request_data": json.dumps({"job_nodes": NODES})},
+            files=[("input_files", ("t.txt", b"A table.\n", "text/plain"))],
+        )
+        assert answer.status_code == 200, answer.text
+        job = served.wait_job(answer.json()["id"])
+        with Service(served.workspace) as service:
+            record = service.jobs.get(job["id"])
+            (entry,) = record["files"]
+            path = service.ws.node_output_path(
+                record["id"], record["node_stats"][0]["node_id"], entry["file_id"]
+            )
+        path.write_text(json.dumps([element]))
+        page = browser.new_page()
+        dialogs: list[str] = []
+        requests: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("request", lambda request: requests.append(request.url))
+        try:
+            page.goto(f"{served.url}/ui/signin?token={served.app.state.signin.issue_token()}")
+            page.goto(f"{served.url}/ui/jobs/{record['id']}/files/{entry['file_id']}?node=1")
+            shown = page.locator("#el-0")
+            assert "<script>alert(6)</script>" in shown.locator(".text").inner_text()
+            cells = shown.locator(".table-html table td")
+            assert cells.all_inner_texts() == ["cell one", "two"]
+            cells.first.hover()
+            assert shown.locator("script, img, iframe, svg, [onmouseover]").count() == 0
+            assert dialogs == []
+            assert all(url.startswith(served.url) for url in requests), requests
+        finally:
+            page.close()
