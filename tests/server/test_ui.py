@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ingestflow.server.ui.render import table_html
+from ingestflow.server.ui.render import crop_url, table_html
 from ingestflow.service import Service
 from tests.fakes.confluence import FakeConfluence
 from tests.server.conftest import API, NODES, SECRETS, Server, Servers, wiki_source
@@ -163,6 +163,21 @@ def test_tables_are_sanitised_to_table_markup() -> None:
     )
     clean = str(table_html(dirty))
     assert clean == '<table><tbody><tr><td colspan="2">a</td><td>b</td></tr></tbody></table>'
+
+
+def test_element_images_show_only_as_plain_image_data() -> None:
+    import base64
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(16)).decode()
+    ok = {"metadata": {"image_base64": png, "image_mime_type": "image/png"}}
+    assert crop_url(ok) == f"data:image/png;base64,{png}"
+    for meta in (
+        {"image_base64": png, "image_mime_type": "text/html"},
+        {"image_base64": png + '" onerror="alert(1)', "image_mime_type": "image/png"},
+        {"image_base64": 7},
+        {},
+    ):
+        assert crop_url({"metadata": meta}) == ""
 
 
 def test_workflows_and_connectors_are_listed_with_secrets_masked(

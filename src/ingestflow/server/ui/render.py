@@ -5,6 +5,7 @@ untrusted), and a whitelist sanitiser for the one piece of markup shown as marku
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -23,6 +24,8 @@ SECURITY_HEADERS = {
 }
 TABLE_TAGS = {"table", "thead", "tbody", "tfoot", "tr", "td", "th", "caption", "colgroup", "col",
               "br", "p", "span", "b", "i", "em", "strong", "sub", "sup"}  # fmt: skip
+CROP_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 TABLE_ATTRIBUTES = {"td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan"}}
 # the element types with a colour of their own (static/ui.css); others are drawn grey
 TYPES = ("Title", "NarrativeText", "ListItem", "Table", "TableChunk", "Image", "FigureCaption",
@@ -44,6 +47,7 @@ def _environment() -> Any:
     env.filters["type_class"] = type_class
     env.filters["pretty"] = lambda value: json.dumps(value, indent=1, ensure_ascii=False)
     env.filters["seconds"] = seconds
+    env.filters["crop_url"] = crop_url
     return env
 
 
@@ -62,6 +66,17 @@ def table_html(markup: Any) -> Markup:
         str(markup or ""), tags=TABLE_TAGS, attributes=TABLE_ATTRIBUTES, url_schemes=set()
     )
     return Markup(cleaned)  # whitelisted by nh3 just above
+
+
+def crop_url(element: Any) -> str:
+    """An element's `image_base64` crop as a data: URL, or "" when it has none, its media type
+    is not a plain image, or the data is not base64."""
+    meta = element.get("metadata") if isinstance(element, dict) else None
+    data = (meta or {}).get("image_base64")
+    kind = (meta or {}).get("image_mime_type") or "image/jpeg"
+    if not isinstance(data, str) or kind not in CROP_TYPES or not _BASE64.fullmatch(data):
+        return ""
+    return f"data:{kind};base64,{data}"
 
 
 def type_class(kind: Any) -> str:
