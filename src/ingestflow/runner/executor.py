@@ -18,7 +18,7 @@ from ingestflow.batching import bounded_batches
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
-from ingestflow.runner import pools, worker
+from ingestflow.runner import pools, telemetry, worker
 from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.enrichment import EnrichmentTally
 from ingestflow.runner.plan import Plan
@@ -201,14 +201,19 @@ class JobRunner:
         return self.ws.job_record(self.job_id)
 
     def _finish(self, status: str, processing: str, started: float, message: str | None) -> None:
+        runtime = time.perf_counter() - started
         self.ws.update_job(
             self.job_id,
             status=status,
             processing_status=processing,
-            runtime_s=time.perf_counter() - started,
+            runtime_s=runtime,
             message=message,
             nodes=self.stats,
         )
+        if telemetry.enabled():  # spans only when a collector is configured
+            note = telemetry.export_job(self.ws.job_record(self.job_id), runtime)
+            if note:
+                self.ws.update_job(self.job_id, message="; ".join(filter(None, [message, note])))
 
     def _check_stop(self) -> None:
         self.stopper.check()
@@ -477,7 +482,7 @@ class JobRunner:
         if any(r is None for r in fan.results):
             return []
         prior, doc = fan.prior, fan.prior.doc
-        subs: list[worker.DocResult] = fan.results  # type: ignore[assignment]
+        subs: list[worker.DocResult] = fan.results
         failed = next((r for r in subs if not r.ok), None)
         doc.warnings += [w for r in subs for w in r.doc.warnings]
         for sub in subs:

@@ -55,11 +55,11 @@ def box_of(element: dict[str, Any]) -> tuple[int, float, float, Box] | None:
     meta = element.get("metadata") or {}
     coords = meta.get("coordinates") or {}
     points = coords.get("points") or []
-    width, height = coords.get("layout_width"), coords.get("layout_height")
     try:
         xs = [float(p[0]) for p in points]
         ys = [float(p[1]) for p in points]
-        width, height = float(width), float(height)
+        width = float(coords.get("layout_width") or 0)  # missing: 0, refused below
+        height = float(coords.get("layout_height") or 0)
     except (TypeError, ValueError, IndexError):
         return None
     if not xs or width <= 0 or height <= 0:
@@ -80,7 +80,7 @@ def pages_of(
     (`origins`, one list per chunk)."""
     pages: dict[int, Page] = {}
     for index, element in enumerate(elements):
-        parts = [(None, element)]
+        parts: list[tuple[int | None, dict[str, Any]]] = [(None, element)]
         if origins is not None and box_of(element) is None:
             parts = [(index, origin) for origin in origins[index]]
         for chunk, part in parts:

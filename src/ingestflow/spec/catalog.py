@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from pathlib import Path
+from typing import Final
 
 PROVIDERS = ("provider_a", "auto", "provider_b", "provider_c", "provider_d")
 
@@ -28,7 +29,7 @@ VENDOR_NAMES = {
 }
 VENDOR_TO_PROVIDER = {vendor: canonical for canonical, vendor in VENDOR_NAMES.items()}
 
-DEFAULT_VLM_PROVIDER = "provider_a"
+DEFAULT_VLM_PROVIDER: Final = "provider_a"
 DEFAULT_VLM_MODEL = "claude-sonnet-4-20250514"
 
 _VLM_MODELS: dict[str, tuple[str, ...]] = {
