@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 
 need=()
 # tesseract-ocr-kor: the OCR languages the docs promise are English (in tesseract-ocr) and Korean.
-# chromium: the headless browser the tests open `jobs report --html` pages in (Playwright's own
-# browser download is not reachable offline).
+# chromium: the headless browser the tests open `jobs report --html` pages and the web UI in
+# (Playwright's own browser download is not reachable offline).
 for pkg in libmagic1 poppler-utils tesseract-ocr tesseract-ocr-kor chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -11,12 +11,15 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.spec.problems import Problem
 from ingestflow.store import Workspace
 from ingestflow.store.jobs import ACTIVE_STATUSES, JOB_STATUSES, owner_alive
+
+if TYPE_CHECKING:
+    from ingestflow.service.page_view import FileView
 
 INFORMATION = (
     "id",
@@ -166,6 +169,19 @@ class Jobs:
         from ingestflow.service.diff import diff_jobs
 
         return diff_jobs(self.ws, job_a, job_b, node, file)
+
+    def file_view(self, ref: str, file_id: str, node: int, first_page: int = 1) -> FileView:
+        """A file after node `node` (from 1), over its pages from `first_page` on (see
+        `service.page_view`)."""
+        from ingestflow.service.page_view import file_view
+
+        return file_view(self.ws, ref, file_id, node, first_page)
+
+    def page_image(self, ref: str, file_id: str, number: int) -> tuple[bytes, str]:
+        """Page `number` of the document the job read for a file: image bytes, media type."""
+        from ingestflow.service.page_view import document_page
+
+        return document_page(self.ws, ref, file_id, number)
 
     def export_node(self, ref: str, node: str | None, folder: Path) -> builtins.list[Path]:
         """Write every file's elements after one node (no node: the output) into `folder`, one
