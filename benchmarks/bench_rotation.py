@@ -5,11 +5,12 @@
 
 The set: the corpus's scans and photos (`img/*`, the scanned PDFs `loremipsum-flat.pdf` and
 `single_table.pdf`) and three born-digital pages rendered to images (200 dpi), each turned
-0/90/180/270 degrees clockwise and skewed ±3 degrees (turned with PIL, white fill).
+0/90/180/270 degrees clockwise and skewed ±3 degrees (turned with PIL, white fill); the
+detectors also get 90/180/270 with a skew of ±3 degrees.
 
-- `detect`: per variant, the orientation model's answer (`stages/orientation.py`) and the skew
-  estimate, against the turn that was applied, with the time of each; `--osd` adds tesseract's
-  OSD (`--psm 0`, ~5 s a page here) for comparison.
+- `detect`: per variant, what `orientation.straighten` finds (skew levelled, then the orientation
+  model) against the turn that was applied, with its time; the model alone on the page as given;
+  `--osd` adds tesseract's OSD (`--psm 0`, many seconds a page) for comparison.
 - `words`: each variant through High Res end to end (an image file for the corpus's images and
   the rendered pages, an image-only PDF for the scanned PDFs); word accuracy is the share of the
   upright variant's words (as a multiset, `quality.word_recall`) that the turned one reads.
@@ -44,6 +45,8 @@ PAGES = [
 ]
 #: (clockwise quarter turn, clockwise skew in degrees) applied to the upright page
 VARIANTS = [(0, 0.0), (90, 0.0), (180, 0.0), (270, 0.0), (0, 3.0), (0, -3.0)]
+#: The detectors also see pages both turned and skewed.
+DETECT_VARIANTS = [*VARIANTS, (90, 3.0), (180, -3.0), (270, -3.0)]
 LANGUAGES = {"img/english-and-korean.png": ["eng", "kor"]}
 
 
@@ -95,27 +98,29 @@ def detect(limit: int | None, with_osd: bool) -> dict:
     rows = []
     for rel, index, _ in PAGES[:limit]:
         page = page_image(rel, index)
-        for rotation, skew in VARIANTS:
+        for rotation, skew in DETECT_VARIANTS:
             image = turned(page, rotation, skew)
             want = (360 - rotation) % 360
             start = time.perf_counter()
-            got, probability = orientation.classify(image)
-            model_s = time.perf_counter() - start
-            upright = turned(image, want, 0.0)
+            turn, _ = orientation.straighten(image)  # as High Res runs it: level, then classify
+            seconds = time.perf_counter() - start
             start = time.perf_counter()
-            skew_found = orientation.skew_angle(upright)
-            skew_s = time.perf_counter() - start
+            alone, probability = orientation.classify(image)  # the model on the page as given
+            alone_s = time.perf_counter() - start
+            got, skew_found = (turn.rotation, turn.skew) if turn else (0, 0.0)
             row = {
                 "page": rel,
                 "rotation": rotation,
                 "skew": skew,
-                "model": got,
-                "model_ok": got == want,
-                "model_p": round(probability, 3),
-                "model_s": round(model_s, 3),
+                "found": got,
+                "ok": got == want,
                 "skew_found": skew_found,
                 "skew_error": round(abs(skew_found + skew), 2),
-                "skew_s": round(skew_s, 3),
+                "s": round(seconds, 3),
+                "model_alone": alone,
+                "model_alone_ok": alone == want,
+                "model_alone_p": round(probability, 3),
+                "model_alone_s": round(alone_s, 3),
             }
             if with_osd:
                 start = time.perf_counter()
@@ -125,17 +130,15 @@ def detect(limit: int | None, with_osd: bool) -> dict:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     summary = {
-        "model": _share(rows, "model_ok", "model_s"),
-        "min_p_right": min(r["model_p"] for r in rows if r["model_ok"]),
+        "straighten": _share(rows, "ok", "s"),
+        "model_alone": _share(rows, "model_alone_ok", "model_alone_s"),
+        "model_alone_min_p_right": min(r["model_alone_p"] for r in rows if r["model_alone_ok"]),
         "skew_error_max": max(r["skew_error"] for r in rows),
-        "skew_s_median": statistics.median(r["skew_s"] for r in rows),
     }
     if with_osd:
         summary["osd"] = _share(rows, "osd_ok", "osd_s")
     upright = [r for r in rows if not r["rotation"] and not r["skew"]]
-    summary["upright_check_s_median"] = statistics.median(
-        r["model_s"] + r["skew_s"] for r in upright
-    )
+    summary["upright_check_s_median"] = statistics.median(r["s"] for r in upright)
     return {"summary": summary, "rows": rows}
 
 

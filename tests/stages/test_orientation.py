@@ -64,7 +64,8 @@ def test_a_point_of_the_straightened_page_maps_back_onto_the_stored_one(rotation
 
 
 @pytest.mark.parametrize(
-    ("rotation", "skew"), [(0, 0.0), (90, 0.0), (180, 0.0), (270, 0.0), (0, 3.0), (0, -3.0)]
+    ("rotation", "skew"),
+    [(0, 0.0), (90, 0.0), (180, 0.0), (270, 0.0), (0, 3.0), (0, -3.0), (90, 3.0), (270, -3.0)],
 )
 def test_the_turn_that_makes_a_page_upright_is_found(page: Any, rotation: int, skew: float):
     turn, straight = orientation.straighten(turned(page, rotation, skew))
@@ -173,3 +174,17 @@ def test_an_upright_scan_and_a_born_digital_pdf_are_not_turned(
     assert "A page with a text layer" in " ".join(e["text"] for e in elements)
     assert looked == []  # a page with a text layer is never looked at (no cost)
     assert all("page_rotation" not in e["metadata"] for e in elements)
+
+
+def test_auto_turns_the_scans_it_sends_to_hi_res(
+    page: Any, upright: list[dict[str, Any]], tmp_path: Path
+):
+    from tests.stages.test_hires import auto
+
+    path = tmp_path / "turned.pdf"
+    turned(page, 270).save(path, resolution=200.0)
+    doc = auto(path)
+    assert doc.stats["pages_by_strategy"] == {"hi_res": 1}
+    text = " ".join(e["text"] for e in doc.elements)
+    assert word_recall(" ".join(e["text"] for e in upright), text) >= MIN_WORD_ACCURACY
+    assert {e["metadata"]["page_rotation"] for e in doc.elements} == {90}
