@@ -275,8 +275,11 @@ class Straightener:
         turned)."""
         from PIL import Image, ImageSequence
 
-        with Image.open(self.path) as stored:
-            frames = [frame.convert("RGB") for frame in ImageSequence.Iterator(stored)]
+        try:
+            with Image.open(self.path) as stored:
+                frames = [frame.convert("RGB") for frame in ImageSequence.Iterator(stored)]
+        except Exception:  # an unreadable image: the library reports it in its own words
+            return None
         out = []
         for index, frame in enumerate(frames):
             turn, straight = straighten(frame)
