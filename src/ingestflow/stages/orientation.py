@@ -257,6 +257,7 @@ class Straightener:
             self._seen.add(index)
             with Image.open(name) as stored:
                 stored.load()
+                turn: Turn | None
                 if index in self.turns:  # a later rendering of the same page: the same turn
                     turn, straight = self.turns[index], self.turns[index].apply(stored)
                 else:
