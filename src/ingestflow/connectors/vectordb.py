@@ -261,6 +261,22 @@ class VectorDBDestination(Destination):
                 self._owner.update(dict.fromkeys(new_ids, doc.record_id))
         return notes.warnings(doc.record_id)
 
+    def delete(self, record_id: str, filename: str | None) -> None:
+        """Remove every row of a record whose document left the source."""
+        if self._client is None:
+            raise ConnectorError("vectordb: precheck() must succeed before delete()")
+        label = f"vectordb: record {record_id} ({filename or 'name not recorded'})"
+        try:
+            with self.milvus.rpc(f"{label}: removing its rows", DocumentError):
+                for chunk in _chunks(sorted(self._stored_ids(record_id)), LOOKUP_CHUNK):
+                    self._delete(chunk)
+        except DocumentError:
+            self._by_record = None  # some rows may be gone: read again on the next write
+            raise
+        if self._by_record is not None:
+            for eid in self._by_record.pop(record_id, set()):
+                self._owner.pop(eid, None)
+
     def _undo(
         self, label: str, exc: BaseException, attempted: list[str], snapshot: list[dict[str, Any]]
     ) -> str:

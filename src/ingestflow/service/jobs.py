@@ -96,6 +96,7 @@ class Jobs:
             "processing_status": record["processing_status"],
             "node_stats": record["node_stats"],
             "message": record["message"],
+            "deleted": record["deleted"],  # documents that left the source, removed (an extra)
         }
 
     def failed_files(self, ref: str) -> dict[str, Any]:
