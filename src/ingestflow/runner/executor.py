@@ -18,7 +18,7 @@ from ingestflow.batching import bounded_batches
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
-from ingestflow.runner import pools, telemetry, worker
+from ingestflow.runner import pools, resume, telemetry, worker
 from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.deletions import Deletions
 from ingestflow.runner.enrichment import EnrichmentTally
@@ -121,16 +121,13 @@ class JobRunner:
             "workflow": mask_secrets(self.plan.workflow.model_dump(mode="json")),
             **({"run": self.opts.run_args} if self.opts.run_args else {}),
         }
-        ran_before = 0.0
+        ran_before = 0.0  # a resumed job's runtime goes on from where it ended
         if self.opts.job_id:
             from ingestflow.store.jobs import process_owner
 
             self.job_id = self.opts.job_id
             self.ws.set_owner(self.job_id, process_owner())
-            if self.opts.resume:
-                from ingestflow.runner.resume import restore
-
-                ran_before = restore(self)
+            ran_before = resume.restore(self) if self.opts.resume else 0.0
             self.ws.update_job(self.job_id, nodes=self.stats)
         else:
             self.job_id = self.ws.create_job(
