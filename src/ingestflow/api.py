@@ -153,9 +153,9 @@ def run(
             cache=cache,
             **{"workflow_id": f"api:{wf.name}", **options},
         )
-        given = {"source_ref": source, "destination_ref": destination, "from_job": from_job}
-        given |= {"start_at": start_at, "cache": cache, "workers": workers, **options}
-        remember(prepared, {**given, "inputs": inputs})  # to resume the job in place
+        given: dict[str, Any] = {"source_ref": source, "destination_ref": destination}
+        given |= {"from_job": from_job, "start_at": start_at, "cache": cache, "workers": workers}
+        remember(prepared, {**given, **options, "inputs": inputs})  # to resume the job in place
         if progress is not None:
             progress("prepared", {"total": prepared.total, "warnings": list(wf.warnings)})
         record = service.runs.start(prepared, progress)
