@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from ingestflow.cli import app
 from ingestflow.store import Workspace
 from ingestflow.store.jobs import NodeStats
+from tests.fakes.confluence import FakeConfluence
+from tests.runner import test_wiki_run as wiki_run
 from tests.runner.test_crash import EXE, _workflow
 from tests.runner.test_deletions import _rows
 from tests.runner.test_vectordb_kill import setup as milvus_setup
@@ -183,3 +185,23 @@ def test_resume_refuses_a_changed_workflow_and_a_running_job(tmp_path: Path) -> 
     busy = _refused(hooked, running)
     assert f"job {running} is in progress: only a stopped or failed job resumes" in busy
     assert "not found" in _refused(hooked, "no-such-job")
+
+
+def test_resume_refuses_a_source_that_now_lists_elsewhere(
+    tmp_path: Path, wiki: FakeConfluence
+) -> None:
+    hooked = Hooked(tmp_path)
+    source = wiki_run.connector(tmp_path, wiki, extract_files=False, extract_images=False)
+    wf = tmp_path / "wf.json"
+    wf.write_text(json.dumps(wiki_run.WORKFLOW))
+    args = ["run", str(wf), "--source", str(source), "-o", str(tmp_path / "out"), "-w", "1"]
+    stopped = hooked(*args, "--json", STOP_AFTER="1")
+    assert stopped.returncode == 130, stopped.stderr
+    job_id = json.loads(stopped.stdout)["id"]
+    wiki.add_space("OPS")
+    wiki_run.connector(tmp_path, wiki, extract_files=False, extract_images=False, spaces=["OPS"])
+    refused = _refused(hooked, job_id)
+    assert f"job {job_id}'s source is not what it was when the job ran" in refused
+
+
+wiki = wiki_run.wiki  # the fixture: a fake Confluence with one space of five pages
