@@ -146,6 +146,27 @@ def test_other_inputs_are_another_source_and_reprocess_all_removes_nothing(
     assert "c.html.json" in _outputs(tmp_path)
 
 
+def test_a_removal_that_fails_fails_alone_and_is_tried_again(tmp_path: Path) -> None:
+    folder = _inputs(tmp_path)
+    _run(tmp_path)
+    (folder / "a.txt").unlink()
+    blocked = tmp_path / "out" / "a.txt.json"
+    blocked.unlink()
+    (blocked / "something").mkdir(parents=True)  # where its output was, a folder now
+    code, record = _run(tmp_path)
+    assert code == 1, record
+    assert record["deleted"] == 0
+    (failed,) = record["failed_files"]
+    assert failed["document"] == "a.txt"
+    assert failed["error"].startswith("removing its output (it left the source) failed:")
+    assert record["deleted_files"][0]["status"] == "FAILED"
+    assert "1 removal(s) failed; the next incremental run tries again" in record["message"]
+    (blocked / "something").rmdir()
+    blocked.rmdir()
+    code, again = _run(tmp_path)
+    assert code == 0 and again["deleted"] == 1
+
+
 @pytest.mark.slow
 def test_a_deleted_document_leaves_milvus_lite(tmp_path: Path) -> None:
     docs, conn, wf = milvus_setup(tmp_path)
