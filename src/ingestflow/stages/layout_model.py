@@ -90,7 +90,8 @@ def _model_class() -> type:
 
             # a worker's share of the cores (the runner sets OMP_NUM_THREADS in each worker)
             threads = int(os.environ.get("OMP_NUM_THREADS") or -1)
-            logging.disable(logging.INFO)  # its loggers reset their own level in each constructor
+            was = logging.root.manager.disable  # `ingestflow` hides warnings unless --verbose
+            logging.disable(max(was, logging.INFO))  # its loggers reset their level each time
             try:
                 self.model = RapidLayout(
                     model_dir_or_path=model_path,
@@ -98,7 +99,7 @@ def _model_class() -> type:
                     engine_cfg={"intra_op_num_threads": threads},
                 )
             finally:
-                logging.disable(logging.NOTSET)
+                logging.disable(was)  # not NOTSET: that would let every library's warnings out
             self.layout_classes = class_map
 
         def predict(self, x: Any) -> Any:
