@@ -123,14 +123,15 @@ def run(
     from_job: str | None = None,
     start_at: str | None = None,
     cache: bool = True,
-    progress: Callable[[str, dict[str, Any]], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
     **options: Any,
 ) -> RunResult:
     """Run a workflow over files and folders (or its source connector) in this process, as a
     job of `workspace`. Traced by default, so each node's output can be read back
     (`RunResult.after`) and an unchanged step is reused next time. Local output goes to
-    `output` (default: a new folder under the workspace's `outputs/`). `progress(event, data)`
-    hears "prepared" (with the document count when known), then the runner's events."""
+    `output` (default: a new folder under the workspace's `outputs/`). `progress(event)` hears
+    the run's typed events (`ingestflow.service.progress`: `JobPrepared` with the document count
+    when known, `JobStarted`, `DocumentWritten`, `NodeProgress` ... `JobFinished`)."""
     from ingestflow.service import Service
     from ingestflow.service.resume import remember
 
@@ -157,7 +158,9 @@ def run(
         given |= {"from_job": from_job, "start_at": start_at, "cache": cache, "workers": workers}
         remember(prepared, {**given, **options, "inputs": inputs})  # to resume the job in place
         if progress is not None:
-            progress("prepared", {"total": prepared.total, "warnings": list(wf.warnings)})
+            from ingestflow.service.progress import JobPrepared
+
+            progress(JobPrepared(prepared.total, tuple(wf.warnings)))
         record = service.runs.start(prepared, progress)
     return RunResult(record, root)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import subprocess
@@ -76,26 +75,45 @@ def test_run_without_input_says_so_and_a_missing_file_is_named(tmp_path: Path) -
     assert no_workflow.exit_code == 2 and "absent.json" in no_workflow.output
 
 
-def test_progress_says_what_loads_and_how_fast(tmp_path: Path) -> None:
-    from rich.console import Console
-
-    from ingestflow.cli.output import Display
+def test_progress_says_what_loads_and_moves_on_to_each_step(tmp_path: Path) -> None:
+    from ingestflow.cli.progress import Display
+    from ingestflow.service.progress import (
+        ChunksEmbedded,
+        DocumentWritten,
+        JobPrepared,
+        JobStarted,
+        NodeCount,
+        NodeProgress,
+        PagesPartitioned,
+        Tally,
+    )
     from ingestflow.store.jobs import FileResult
 
-    display = Display(quiet=False, total=None)
-    display.console = Console(file=io.StringIO(), force_terminal=False)
-    display("prepared", {"total": 2})
-    display(
-        "start", {"job_id": "abcdef12-x", "loading": ["the partitioner", "the embedding model"]}
-    )
+    display = Display(quiet=False, terminal=True)
+    display(JobPrepared(total=2))
+    display(JobStarted("abcdef12-x", 2, ("the partitioner", "the embedding model")))
     task = display.progress.tasks[0]
     assert task.total == 2
-    assert task.description == "job abcdef12: loading the partitioner and the embedding model"
-    counts = {"SUCCESS": 1, "FAILED": 0, "SKIPPED": 0, "elements": 40}
-    display("file", {"result": FileResult("f", "a.txt", "SUCCESS"), "counts": counts})
+    assert task.description.startswith("job abcdef12: loading the partitioner and the embedding")
+    display(PagesPartitioned("long.pdf", 48, 619, "pages", 26))
     task = display.progress.tasks[0]
-    assert task.description == "documents" and task.completed == 1
-    assert re.search(r"40 elements · [\d.]+ docs/s · \d+ elements/s", task.fields["detail"])
+    assert task.description == "job abcdef12: partitioning long.pdf: 48 of 619 pages"
+    display(ChunksEmbedded("long.pdf", 320, 900))
+    task = display.progress.tasks[0]
+    assert task.description == "job abcdef12: embedding long.pdf: 320 of 900 chunks"
+    tally = Tally(found=2, written=1, elements=40, pages=619)
+    display(DocumentWritten(FileResult("f", "long.pdf", "SUCCESS", elements=40), tally))
+    nodes = (
+        NodeCount("Partitioner", "partition", 1, pages=619),
+        NodeCount("E", "embed", 1, 0, 0, 40),
+    )
+    display(NodeProgress(nodes, tally))
+    task = display.progress.tasks[0]
+    assert task.description == "job abcdef12: processing documents" and task.completed == 1
+    assert task.fields["detail"] == (
+        "1 of 2 documents done (1 written, 0 failed) · Partitioner: 619 pages · "
+        "E: 40 chunks embedded"
+    )
 
 
 def test_the_runner_names_the_models_it_loads() -> None:

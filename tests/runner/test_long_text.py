@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingestflow.elements import Document
+from ingestflow.runner.events import PagesPartitioned
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages import long_text
 from ingestflow.stages.base import RunContext
@@ -139,9 +140,10 @@ def test_a_long_text_spread_over_workers_in_a_run(tmp_path: Path, small_parts: N
     body = workflow()
     _, _, one_out = run(tmp_path, body, folder, 1, "one")
     two, events, two_out = run(tmp_path, body, folder, 2, "two")
-    progress = [data for event, data in events if event == "pages"]
-    assert progress and progress[0]["filename"] == "book.txt" and progress[0]["unit"] == "lines"
-    assert progress[-1]["parts"] > 1
+    progress = [e for e in events if isinstance(e, PagesPartitioned)]
+    assert progress and progress[0].filename == "book.txt" and progress[0].unit == "lines"
+    assert progress[-1].parts > 1
+    assert two["progress"]["pages"] == 0  # lines of a text are not pages
     assert two["status"] == "COMPLETED", two
     for name in ("book.txt.json", "notes.txt.json"):
         assert (two_out / name).read_text() == (one_out / name).read_text()

@@ -11,6 +11,7 @@ import pytest
 
 from ingestflow.connectors.local import LocalDestination, LocalSource
 from ingestflow.elements import Document
+from ingestflow.runner.events import PagesPartitioned
 from ingestflow.runner.executor import RunOptions, run_workflow
 from ingestflow.runner.plan import build_plan
 from ingestflow.spec.settings import UnstructuredPartitionSettings
@@ -54,7 +55,7 @@ def workflow(**partition: Any) -> dict[str, Any]:
 
 
 def run(tmp: Path, body: dict[str, Any], folder: Path, workers: int, name: str, **options: Any):
-    events: list[tuple[str, dict[str, Any]]] = []
+    events: list[Any] = []  # the run's typed events (runner.events)
     out = tmp / name
     record = run_workflow(
         build_plan(body),
@@ -62,7 +63,7 @@ def run(tmp: Path, body: dict[str, Any], folder: Path, workers: int, name: str, 
         LocalDestination(out),
         tmp / f"ws-{name}",
         RunOptions(workers=workers, trace=True, output_dir=str(out), **options),
-        lambda event, data: events.append((event, data)),
+        events.append,
     )
     return record, events, out
 
@@ -96,10 +97,15 @@ def test_a_long_pdf_spread_over_workers_gives_what_one_call_gives(
     one, one_events, one_out = run(tmp_path, body, folder, 1, "one")
     two, two_events, two_out = run(tmp_path, body, folder, 2, "two")
 
-    assert not [e for e, _ in one_events if e == "pages"]  # one worker: the document whole
-    pages = [data for event, data in two_events if event == "pages"]
-    assert pages and pages[0]["filename"] == "log.pdf" and pages[0]["parts"] > 1
-    assert pages[-1]["done"] == pages[-1]["pages"] == PAGES
+    # one worker: the document whole
+    assert not [e for e in one_events if isinstance(e, PagesPartitioned)]
+    pages = [e for e in two_events if isinstance(e, PagesPartitioned)]
+    assert pages and pages[0].filename == "log.pdf" and pages[0].parts > 1
+    assert pages[-1].done == pages[-1].total == PAGES
+    assert [e.done for e in pages] == sorted(e.done for e in pages)
+    # its pages counted once (range by range as they end, not again when it is written)
+    assert two["node_stats"][0]["pages"] == one["node_stats"][0]["pages"] == PAGES
+    assert two["progress"]["pages"] == PAGES
 
     assert two["status"] == "COMPLETED" and two["processing_status"] == "SUCCESS", two
     assert [(n["success"], n["failure"]) for n in two["node_stats"]] == [(2, 0), (2, 0)]

@@ -1,4 +1,5 @@
-"""What the commands print: problems, records, errors, the progress display and job summaries.
+"""What the commands print: problems, records, errors and job summaries (the progress display is
+`cli.progress`).
 
 Human output goes to stdout, progress and errors to stderr; `--json` prints records as JSON.
 """
@@ -66,79 +67,6 @@ def echo_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
-class Display:
-    """A Rich live progress line while the job runs (stderr), silent with --json."""
-
-    def __init__(self, quiet: bool, total: int | None) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        self.console = Console(stderr=True)
-        self.quiet = quiet
-        self.progress = Progress(
-            SpinnerColumn(),
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}"),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=True,
-            disable=quiet,
-        )
-        self.task = self.progress.add_task("starting", total=total, detail="")
-        self.started = 0.0
-
-    def __enter__(self) -> Display:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def __call__(self, event: str, data: dict[str, Any]) -> None:
-        if event == "stopping":
-            self.progress.console.print(
-                "stopping after the documents in progress (Ctrl-C again to stop now)"
-            )
-        elif event == "prepared":
-            self.progress.update(self.task, total=data.get("total"))
-        elif event == "start":
-            import time
-
-            self.started = time.monotonic()
-            loading = data.get("loading") or []
-            what = "loading " + " and ".join(loading) if loading else "starting"
-            self.progress.update(self.task, description=f"job {data['job_id'][:8]}: {what}")
-        elif event == "pages":  # a long document, its page ranges spread over the workers
-            unit = data.get("unit", "pages")
-            detail = f"{data['filename']}: {data['done']} of {data['pages']} {unit}"
-            self.progress.update(self.task, detail=detail)
-        elif event == "file":
-            import time
-
-            c = data["counts"]
-            done = c["SUCCESS"] + c["FAILED"] + c["SKIPPED"]
-            spent = max(time.monotonic() - self.started, 1e-6)
-            detail = (
-                f"{c['elements']} elements · {done / spent:.1f} docs/s · "
-                f"{c['elements'] / spent:.0f} elements/s"
-                + (f" · {c['FAILED']} failed" if c["FAILED"] else "")
-                + (f" · {c['SKIPPED']} unchanged" if c["SKIPPED"] else "")
-            )
-            self.progress.update(self.task, advance=1, detail=detail, description="documents")
-            result = data["result"]
-            if result.status == "FAILED" and not self.quiet:
-                self.progress.console.print(f"[red]✗[/red] {result.filename}: {result.error}")
-
-
 def seconds(record: dict[str, Any]) -> str:
     """A job's runtime in seconds (records carry ISO 8601 durations, `PT12.345S`)."""
     runtime = str(record.get("runtime") or "")
@@ -191,9 +119,12 @@ def summary(record: dict[str, Any], settings: bool = False) -> None:
     ok = sum(f["status"] == "SUCCESS" for f in files)
     skipped = sum(f["status"] == "SKIPPED" for f in files)
     elements = sum(f["elements"] for f in files)
+    progress = record.get("progress") or {}
+    found = max(len(files), int(progress.get("found") or 0))  # a stopped job's unstarted ones too
+    left = f", {found - len(files)} left unprocessed" if found > len(files) else ""
     console.print(
-        f"{ok} of {len(files)} documents written ({elements} elements), "
-        f"{len(record['failed_files'])} failed, {skipped} skipped (unchanged)"
+        f"{ok} of {found} documents written ({elements} elements), "
+        f"{len(record['failed_files'])} failed, {skipped} skipped (unchanged){left}"
         + (f", {record['deleted']} removed (left the source)" if record.get("deleted") else "")
     )
     for f in record["failed_files"]:

@@ -30,6 +30,16 @@ Workers = Annotated[
 ]
 Trace = Annotated[bool, typer.Option("--trace", help="Keep each node's output per file.")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the job record as JSON.")]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress while it runs (the summary and errors are still printed). Progress "
+        "goes to stderr: a status line in a terminal, else a timestamped line every "
+        "INGESTFLOW_PROGRESS_INTERVAL seconds (default 5).",
+    ),
+]
 FromJob = Annotated[
     str | None,
     typer.Option(
@@ -104,6 +114,7 @@ def run(
     workers: Workers = 0,
     trace: Trace = False,
     as_json: AsJson = False,
+    quiet: Quiet = False,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
     source: Annotated[
         str | None,
@@ -162,6 +173,7 @@ def run(
             workers=workers,
             trace=trace,
             as_json=as_json,
+            quiet=quiet,
             workflow_id=f"file:{workflow.resolve()}",
             from_job=from_job,
             start_at=start_at,
@@ -182,6 +194,7 @@ def run_in_foreground(
     where: str = "",
     as_json: bool = False,
     inputs: list[Path] | None = None,
+    quiet: bool = False,
     **options: Any,
 ) -> int:
     """Run a workflow in this process through the Python API, with a progress display; the
@@ -190,12 +203,13 @@ def run_in_foreground(
     import sqlite3
 
     from ingestflow import api
-    from ingestflow.cli.output import Display, echo_json, print_error, summary
+    from ingestflow.cli.output import echo_json, print_error, summary
+    from ingestflow.cli.progress import Display
     from ingestflow.errors import IngestflowError, WorkflowInvalid
 
     try:
         workflow = api.load_workflow(body() if callable(body) else body)
-        with Display(as_json, None) as display:
+        with Display(quiet or as_json) as display:
             result = api.run(  # one job in this process: its workers may be preloaded
                 workflow,
                 inputs or [],

@@ -9,7 +9,7 @@ import typer
 
 from ingestflow.cli.app import DEFAULT_WORKSPACE, JsonOpt, WorkspaceOpt, group
 from ingestflow.cli.output import echo_json, failing_cleanly
-from ingestflow.cli.run import AsJson, Inputs, OnOversize, Output, Trace, Workers
+from ingestflow.cli.run import AsJson, Inputs, OnOversize, Output, Quiet, Trace, Workers
 
 workflows_app = group("workflows", "Stored workflows: create, list, update, delete, run.")
 RefArg = Annotated[str, typer.Argument(help="Workflow id, id prefix or name.")]
@@ -86,6 +86,7 @@ def run(
     workers: Workers = 0,
     trace: Trace = False,
     as_json: AsJson = False,
+    quiet: Quiet = False,
     on_oversize: OnOversize = None,
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
@@ -105,6 +106,7 @@ def run(
             workers=workers,
             trace=trace,
             as_json=as_json,
+            quiet=quiet,
             workflow_id=row["id"],
             job_type="template" if row["body"].get("workflow_type") == "template" else "persistent",
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, suppress
@@ -18,7 +18,7 @@ from ingestflow.batching import bounded_batches
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
-from ingestflow.runner import pools, resume, telemetry, worker
+from ingestflow.runner import events, pools, resume, telemetry, worker
 from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.deletions import Deletions
 from ingestflow.runner.enrichment import EnrichmentTally
@@ -27,7 +27,7 @@ from ingestflow.runner.stopping import Stopper
 from ingestflow.stages.base import Stage
 from ingestflow.store.jobs import FileResult, NodeStats, Workspace
 
-ProgressFn = Callable[[str, dict[str, Any]], None]
+ProgressFn = events.Listener  # what hears the run's progress (runner.events)
 
 
 @dataclass
@@ -53,6 +53,7 @@ class RunOptions:
     keep_deleted: bool = False  # keep what left the source in the destination
     resume: bool = False  # job_id is an interrupted or stopped job, continued (runner.resume)
     run_args: dict[str, Any] | None = None  # kept with a new job, to resume it (service.resume)
+    expected: int | None = None  # documents the source said it holds, when it could count them
 
     def worker_count(self) -> int:
         """Workers to start: the given count, or one per available core."""
@@ -78,14 +79,16 @@ class JobRunner:
         self.destination = destination
         self.ws = workspace
         self.opts = options
-        self.progress = progress or (lambda event, data: None)
+        self.progress: events.Listener = progress or events.ignore
         self.stats = [NodeStats(n.id, n.name, n.type, n.subtype) for n in plan.nodes]
         self.settings_hash = plan.settings_hash(options.destination_key)
         self.workflow_key = f"{options.workflow_id}:{plan.workflow.name}"
         self.seq = 0
         self.counts = {"SUCCESS": 0, "FAILED": 0, "SKIPPED": 0, "elements": 0}
+        self.found = 0  # documents the source listed so far
+        self._paged: set[str] = set()  # long documents whose pages were counted range by range
         self.job_id = ""
-        self.stopper = Stopper(lambda: self.progress("stopping", {}))
+        self.stopper = Stopper(lambda: self.progress(events.StopRequested()))
         self._live: ProcessPoolExecutor | None = None  # the pool whose workers run now
         self.notes: list[str] = []  # what stages say about the whole job (at precheck)
         stages = plan.stages()
@@ -146,7 +149,7 @@ class JobRunner:
                     if self.deletions is not None:  # only after the whole listing went through
                         self.deletions.apply(self)
                 except KeyboardInterrupt:
-                    status, message = "STOPPED", "stopped by the user; finished documents were kept"
+                    status, message = "STOPPED", "finished documents were kept"
                 except Exception as exc:
                     self._finish(
                         "FAILED", "FAILED", started, f"the run stopped: {worker.reason(exc)}"
@@ -178,14 +181,8 @@ class JobRunner:
             self._finish("FAILED", "FAILED", started, f"precheck: {worker.reason(exc)}")
             raise
         self.ws.update_job(self.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
-        self.progress(
-            "start",
-            {
-                "job_id": self.job_id,
-                "workers": self.opts.worker_count(),
-                "loading": _loading(self.plan),
-            },
-        )
+        loading = tuple(_loading(self.plan))
+        self.progress(events.JobStarted(self.job_id, self.opts.worker_count(), loading))
 
     def _conclude(self, status: str, message: str | None, started: float) -> dict[str, Any]:
         """Record the job's outcome, with what the run has to say about it; the job record."""
@@ -209,7 +206,11 @@ class JobRunner:
         processing = self._processing_status(status)
         if status == "COMPLETED" and processing == "FAILED":
             status = "FAILED"
+        if status == "STOPPED":  # what was found, done and left, not only what was written
+            message = f"{stopped_message(self.tally())}; {message}"
         self._finish(status, processing, started, message)
+        self._publish()
+        self.progress(events.JobFinished(self.job_id, status, self.tally(), self.node_counts()))
         return self.ws.job_record(self.job_id)
 
     def _finish(self, status: str, processing: str, started: float, message: str | None) -> None:
@@ -239,6 +240,8 @@ class JobRunner:
                 self.deletions.seen(doc)
             if self.earlier is not None and self.earlier.done(doc):
                 continue  # written by this job before it was resumed
+            self.found += 1
+            self.progress(events.DocumentsFound(self.tally()))
             if doc.error is not None:
                 self._record(
                     FileResult(
@@ -495,6 +498,9 @@ class JobRunner:
         fan = task.fan
         assert fan is not None
         (fan.results[task.part],) = result
+        embedded = sum(len(g) for g, r in zip(fan.groups, fan.results, strict=True) if r)
+        total = sum(len(g) for g in fan.groups)
+        self.progress(events.ChunksEmbedded(fan.prior.doc.filename, embedded, total))
         if any(r is None for r in fan.results):
             return []
         prior, doc = fan.prior, fan.prior.doc
@@ -526,15 +532,15 @@ class JobRunner:
         assert task.split is not None
         split = task.split
         done = sum(p.pages[1] - p.pages[0] + 1 for p in split.parts if p is not None)
+        part = split.parts[task.part] if task.part >= 0 else None
+        if part is not None and part.error is None and split.unit == "pages":
+            first, last = split.ranges[task.part]
+            self.stats[0].pages += last - first + 1  # live: the record shows ranges as they end
+            self._paged.add(split.doc.id)
+            self._publish()
+        pages = split.ranges[-1][1]
         self.progress(
-            "pages",
-            {
-                "filename": split.doc.filename,
-                "pages": split.ranges[-1][1],
-                "unit": split.unit,
-                "parts": len(split.ranges),
-                "done": done,
-            },
+            events.PagesPartitioned(split.doc.filename, done, pages, split.unit, len(split.ranges))
         )
 
     # --- bookkeeping ----------------------------------------------------------------------
@@ -573,6 +579,9 @@ class JobRunner:
                     stat.elements_in += int(metrics[0])
                     stat.elements_out += int(metrics[1])
                     stat.seconds += metrics[2]
+            if doc.id not in self._paged:  # a long document's ranges were counted as they ended
+                self.stats[0].pages += int(doc.stats.get("pages", 0))
+            self._paged.discard(doc.id)
             if ok:
                 self.enrichment.add(doc)
                 pages = self.stats[0].pages_by_strategy
@@ -610,6 +619,37 @@ class JobRunner:
                     where,
                 )
         self.ws.update_job(self.job_id, nodes=self.stats)
+        self._publish()
+        self.progress(events.NodeProgress(self.node_counts(), self.tally()))
+
+    def tally(self) -> events.Tally:
+        """The job's documents so far."""
+        c = self.counts
+        found = max(self.found, self.opts.expected or 0, c["SUCCESS"] + c["FAILED"] + c["SKIPPED"])
+        pages = self.stats[0].pages if self.stats else 0
+        return events.Tally(found, c["SUCCESS"], c["FAILED"], c["SKIPPED"], c["elements"], pages)
+
+    def node_counts(self) -> tuple[events.NodeCount, ...]:
+        """Every node's counts so far."""
+        return tuple(
+            events.NodeCount(
+                s.node_name,
+                s.node_type,
+                success=s.success,
+                failure=s.failure,
+                in_progress=s.in_progress,
+                elements_out=s.elements_out,
+                pages=s.pages,
+            )
+            for s in self.stats
+        )
+
+    def _publish(self) -> None:
+        """The live progress into the job record (the server's job details, the web UI)."""
+        from dataclasses import asdict
+
+        tally = self.tally()
+        self.ws.set_progress(self.job_id, {**asdict(tally), "left": tally.left})
 
     def _count_nodes(self, r: worker.DocResult, ok: bool) -> None:
         failed_at = r.failed_node
@@ -630,7 +670,8 @@ class JobRunner:
         self.counts[result.status] += 1
         self.counts["elements"] += result.elements
         self.ws.record_file(self.job_id, result, self.seq)
-        self.progress("file", {"result": result, "counts": dict(self.counts)})
+        said = {"SUCCESS": events.DocumentWritten, "FAILED": events.DocumentFailed}
+        self.progress(said.get(result.status, events.DocumentSkipped)(result, self.tally()))
 
     def _processing_status(self, status: str) -> str:
         if status == "STOPPED":
@@ -770,6 +811,15 @@ def _tasks(
         yield from (_Task([doc], split, part=index) for index in range(len(ranges)))
     if whole:
         yield _Task(whole, stop=stop)
+
+
+def stopped_message(tally: events.Tally) -> str:
+    """What a stopped job found, did and left, in words."""
+    return (
+        f"stopped by the user after {tally.done} of {tally.found} documents found "
+        f"({tally.written} written, {tally.failed} failed, {tally.skipped} unchanged); "
+        f"{tally.left} left unprocessed"
+    )
 
 
 def _loading(plan: Plan) -> list[str]:

@@ -234,6 +234,8 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
         for r in alive:
             metrics = r.node_metrics.setdefault(node_id, [counts_in[id(r)], 0, 0.0])
             metrics[1] = len(r.doc.elements) if r.ok else 0
+            if r.ok and node_id == _stages()[0][0]:  # the partitioner: pages for the progress
+                r.doc.stats["pages"] = count_pages(r.doc.elements)
         if trace:
             for r in alive:
                 if r.ok:
@@ -288,6 +290,11 @@ def _importing(frame: Any) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def count_pages(elements: list[dict[str, Any]]) -> int:
+    """How many pages the elements come from (0 for a document without pages)."""
+    return len({(e.get("metadata") or {}).get("page_number") for e in elements} - {None})
 
 
 def _notes(doc: Document) -> dict[str, Any]:

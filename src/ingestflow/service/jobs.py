@@ -97,6 +97,7 @@ class Jobs:
             "node_stats": record["node_stats"],
             "message": record["message"],
             "deleted": record["deleted"],  # documents that left the source, removed (an extra)
+            "progress": record.get("progress"),  # live document counts (found, written, left)
         }
 
     def failed_files(self, ref: str) -> dict[str, Any]:

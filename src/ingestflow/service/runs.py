@@ -24,7 +24,7 @@ from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
 from ingestflow.store import NodeStats, Workspace
 
-ProgressFn = Callable[[str, dict[str, Any]], None]
+ProgressFn = Callable[[Any], None]  # a listener of runner.events (service.progress)
 _CHUNK = 1 << 20
 
 
@@ -201,9 +201,13 @@ class Runs:
             job_type=job_type,
             job_id=job_id,
             preload=preload,
+<<<<<<< HEAD
             source_key=source_key,
             keep_deleted=keep_deleted,
             resume=resume,
+=======
+            expected=total,
+>>>>>>> 275d51d (runner: typed progress events (runner/events.py) and a listener protocol instead of (str, dict) tuples; the job record carries live counts (found, written, failed, left, pages) and the partitioner's pages; a stopped job says what it found, did and left)
         )
         return Prepared(plan, source, destination, options, total)
 

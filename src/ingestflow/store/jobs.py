@@ -83,6 +83,7 @@ class NodeStats:
     elements_out: int = 0  # elements it handed on
     seconds: float = 0.0  # time it spent, over all documents (in worker processes)
     reused: int = 0  # documents whose output of this node came from the cache or a job
+    pages: int = 0  # a partitioner's pages so far (a long document's ranges as they end)
 
     def as_dict(self) -> dict[str, Any]:
         """JobDetails' node_stats entry."""
@@ -113,6 +114,8 @@ def _node_entry(node: dict[str, Any]) -> dict[str, Any]:
     entry |= {k: node[k] for k in _FIGURES if k in node}
     if "seconds" in entry:
         entry["seconds"] = round(float(entry["seconds"]), 3)
+    if node.get("pages"):
+        entry["pages"] = node["pages"]
     if node.get("pages_by_strategy"):
         entry["pages_by_strategy"] = node["pages_by_strategy"]
     return entry
@@ -258,6 +261,15 @@ class Workspace:
             assign = ", ".join(f"{k} = ?" for k in cols)
             self.db.execute(f"UPDATE jobs SET {assign} WHERE id = ?", (*cols.values(), job_id))
 
+    def set_progress(self, job_id: str, progress: dict[str, Any]) -> None:
+        """The job's live document counts (found, written, failed, left ...), kept in its
+        run details: no schema change."""
+        self.db.execute(
+            "UPDATE jobs SET info = json_set(coalesce(info, '{}'), '$.progress', json(?)) "
+            "WHERE id = ?",
+            (json.dumps(progress), job_id),
+        )
+
     def record_file(self, job_id: str, result: FileResult, seq: int) -> None:
         """Store (or replace) the outcome of one document."""
         self.db.execute(
@@ -370,6 +382,7 @@ class Workspace:
             "output_dir": info.get("output_dir"),
             "trace": info.get("trace", False),
             "workflow": info.get("workflow"),
+            "progress": info.get("progress"),
         }
         if row["runtime_s"] is not None:
             record["runtime"] = iso_duration(row["runtime_s"])

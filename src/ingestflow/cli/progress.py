@@ -1,0 +1,120 @@
+"""The progress display of a run (stderr): a Rich status line in a terminal, plain timestamped
+lines (at most one every few seconds) when stderr is a pipe or a file, nothing with --quiet."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from datetime import datetime
+from typing import Any
+
+from ingestflow.service.progress import (
+    DocumentFailed,
+    Event,
+    JobFinished,
+    ProgressState,
+    StopRequested,
+    line_interval,
+)
+
+
+class Display:
+    """A listener of a run's events that shows them (`quiet`: shows none but a stop request)."""
+
+    def __init__(
+        self,
+        quiet: bool,
+        total: int | None = None,
+        terminal: bool | None = None,
+        interval: float | None = None,
+    ) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.state = ProgressState(total=total)
+        terminal = self.console.is_terminal if terminal is None else terminal
+        self.mode = "off" if quiet else "rich" if terminal else "lines"
+        self.interval = line_interval() if interval is None else interval
+        self.progress: Any = None
+        self._printed = 0.0  # when the last plain line went out
+        self._stage = ""  # the stage it showed
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._ticker: threading.Thread | None = None
+        if self.mode == "rich":
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.progress = Progress(
+                SpinnerColumn(),
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[detail]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.task = self.progress.add_task("starting", total=total, detail="")
+
+    def __enter__(self) -> Display:
+        if self.progress is not None:
+            self.progress.start()
+        elif self.mode == "lines":  # a line now and then even when no event comes (a long page)
+            self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=5)
+        if self.progress is not None:
+            self.progress.stop()
+
+    def __call__(self, event: Event) -> None:
+        self.state(event)
+        if isinstance(event, StopRequested):
+            self._say("stopping after the documents in progress (Ctrl-C again to stop now)")
+        elif isinstance(event, DocumentFailed) and self.mode != "off":
+            result = event.result
+            self._say(f"✗ {result.filename}: {result.error}")
+        if self.mode == "rich":
+            state = self.state
+            self.progress.update(
+                self.task,
+                description=state.headline(),
+                detail=state.detail(),
+                completed=state.tally.done,
+                total=state.expected,
+            )
+        elif self.mode == "lines" and not isinstance(event, JobFinished):
+            stage_changed = self.state.stage != self._stage
+            if stage_changed or time.monotonic() - self._printed >= self.interval:
+                self._line()
+
+    def _tick(self) -> None:
+        while not self._done.wait(min(self.interval, 1.0) / 2):
+            if time.monotonic() - self._printed >= self.interval:
+                self._line()
+
+    def _line(self) -> None:
+        with self._lock:
+            self._stage = self.state.stage
+            self._printed = time.monotonic()
+            stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
+            print(f"{stamp} {self.state.line()}", file=sys.stderr, flush=True)
+
+    def _say(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.console.print(text, markup=False, highlight=False)
+        else:
+            with self._lock:
+                print(text, file=sys.stderr, flush=True)
