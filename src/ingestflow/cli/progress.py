@@ -3,6 +3,7 @@ lines (at most one every few seconds) when stderr is a pipe or a file, nothing w
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -96,25 +97,40 @@ class Display:
                 total=state.expected,
             )
         elif self.mode == "lines" and not isinstance(event, JobFinished):
-            stage_changed = self.state.stage != self._stage
-            if stage_changed or time.monotonic() - self._printed >= self.interval:
-                self._line()
+            self._line()
 
     def _tick(self) -> None:
         while not self._done.wait(min(self.interval, 1.0) / 2):
-            if time.monotonic() - self._printed >= self.interval:
-                self._line()
+            self._line()
 
     def _line(self) -> None:
+        """A plain line when the run moved to another step or the interval has passed."""
         with self._lock:
-            self._stage = self.state.stage
-            self._printed = time.monotonic()
+            stage, text = self.state.snapshot()  # together: a step is never skipped unsaid
+            if stage == self._stage and time.monotonic() - self._printed < self.interval:
+                return
+            self._stage, self._printed = stage, time.monotonic()
             stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
-            print(f"{stamp} {self.state.line()}", file=sys.stderr, flush=True)
+            _write(f"{stamp} {text}")
 
     def _say(self, text: str) -> None:
         if self.progress is not None:
             self.progress.console.print(text, markup=False, highlight=False)
         else:
             with self._lock:
-                print(text, file=sys.stderr, flush=True)
+                _write(text)
+
+
+def _write(line: str) -> None:
+    """One line to stderr in one system call, past Python's buffer: a worker process forked
+    while a line sat in the buffer would write it again when it exits."""
+    stream = sys.stderr
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (captured): nothing is forked
+        print(line, file=stream, flush=True)
+        return
+    stream.flush()
+    data = f"{line}\n".encode(stream.encoding or "utf-8", errors="replace")
+    while data:
+        data = data[os.write(fd, data) :]

@@ -63,7 +63,10 @@ def _node_words(node: NodeCount) -> str | None:
         "chunk": "chunks",
         "embed": "chunks embedded",
     }
-    return f"{node.name}: {node.elements_out} {said.get(node.type, 'elements')}"
+    words = said.get(node.type, "elements")
+    if node.elements_out == 1:
+        words = words.replace("elements", "element").replace("chunks", "chunk")
+    return f"{node.name}: {node.elements_out} {words}"
 
 
 @dataclass
@@ -141,10 +144,11 @@ class ProgressState:
         parts += [words for node in self.nodes if (words := _node_words(node))]
         return " · ".join(parts)
 
-    def line(self) -> str:
-        """Both, on one line (output that is not a terminal)."""
+    def snapshot(self) -> tuple[str, str]:
+        """The current step and both texts on one line (output that is not a terminal), read
+        together."""
         with self._lock:
-            return f"{self.headline()} · {self.detail()}"
+            return self.stage, f"{self.headline()} · {self.detail()}"
 
 
 __all__ = [
