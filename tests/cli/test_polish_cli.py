@@ -105,6 +105,7 @@ def test_progress_says_what_loads_and_moves_on_to_each_step(tmp_path: Path) -> N
     display(DocumentWritten(FileResult("f", "long.pdf", "SUCCESS", elements=40), tally))
     nodes = (
         NodeCount("Partitioner", "partition", 1, pages=619),
+        NodeCount("Describer", "prompter", 1, elements_out=900, enriched=12),
         NodeCount("E", "embed", 1, 0, 0, 40),
     )
     display(NodeProgress(nodes, tally))
@@ -112,7 +113,7 @@ def test_progress_says_what_loads_and_moves_on_to_each_step(tmp_path: Path) -> N
     assert task.description == "job abcdef12: processing documents" and task.completed == 1
     assert task.fields["detail"] == (
         "1 of 2 documents done (1 written, 0 failed) · Partitioner: 619 pages · "
-        "E: 40 chunks embedded"
+        "Describer: 12 elements enriched · E: 40 chunks embedded"
     )
 
 

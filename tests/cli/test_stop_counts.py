@@ -94,6 +94,8 @@ def test_ctrl_c_reports_what_was_found_done_and_left(
     assert progress["found"] == DOCUMENTS, job
     assert 0 < progress["written"] < DOCUMENTS, job
     assert progress["left"] == DOCUMENTS - progress["written"] - progress["failed"]
+    entities = job["node_stats"][1]
+    assert entities["node_name"] == "Entities" and entities["enriched"] == progress["written"]
     written, left = progress["written"], progress["left"]
     said = (
         f"stopped by the user after {written} of {DOCUMENTS} documents found ({written} "

@@ -405,6 +405,8 @@ def test_on_demand_job_completes_and_its_workflow_goes(
     assert [(n["node_name"], n["node_subtype"], n["success"]) for n in details["node_stats"]] == (
         nodes
     )
+    progress = details["progress"]  # the live counts the runner keeps in the job record
+    assert (progress["found"], progress["written"], progress["left"]) == (2, 2, 0)
     assert len(job["output_node_files"]) == 2 * len(nodes)
     for entry in job["output_node_files"]:
         elements = http.get(

@@ -7,10 +7,11 @@ and the web UI read them. Every event is a frozen dataclass: a listener matches 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ingestflow.store.jobs import FileResult
+from ingestflow.store.jobs import FileResult, NodeStats
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,14 @@ class Tally:
         """Documents found and not finished (in progress, or not started)."""
         return max(0, self.found - self.done)
 
+    def stopped(self) -> str:
+        """What a stopped job found, did and left, in words."""
+        return (
+            f"stopped by the user after {self.done} of {self.found} documents found "
+            f"({self.written} written, {self.failed} failed, {self.skipped} unchanged); "
+            f"{self.left} left unprocessed"
+        )
+
 
 @dataclass(frozen=True)
 class NodeCount:
@@ -45,7 +54,8 @@ class NodeCount:
     failure: int = 0
     in_progress: int = 0
     elements_out: int = 0  # elements after it: chunks after a chunker, embedded after an embedder
-    pages: int = 0  # a partitioner's pages (or lines of a long text)
+    pages: int = 0  # a partitioner's pages
+    enriched: int = 0  # an enrichment node's elements acted on (described, OCR'd, NER'd ...)
 
 
 @dataclass(frozen=True)
@@ -159,6 +169,23 @@ class Listener(Protocol):
 
     def __call__(self, event: Event) -> None:
         """Take one event; must be quick and must not raise (the run does not wait for it)."""
+
+
+def node_counts(stats: Iterable[NodeStats]) -> tuple[NodeCount, ...]:
+    """The job record's per-node counts as events carry them."""
+    return tuple(
+        NodeCount(
+            s.node_name,
+            s.node_type,
+            success=s.success,
+            failure=s.failure,
+            in_progress=s.in_progress,
+            elements_out=s.elements_out,
+            pages=s.pages,
+            enriched=s.enriched,
+        )
+        for s in stats
+    )
 
 
 def ignore(event: Event) -> None:

@@ -207,7 +207,7 @@ class JobRunner:
         if status == "COMPLETED" and processing == "FAILED":
             status = "FAILED"
         if status == "STOPPED":  # what was found, done and left, not only what was written
-            message = f"{stopped_message(self.tally())}; {message}"
+            message = f"{self.tally().stopped()}; {message}"
         self._finish(status, processing, started, message)
         self._publish()
         self.progress(events.JobFinished(self.job_id, status, self.tally(), self.node_counts()))
@@ -584,6 +584,8 @@ class JobRunner:
             self._paged.discard(doc.id)
             if ok:
                 self.enrichment.add(doc)
+                for stat in self.stats:
+                    stat.enriched = self.enrichment.acted_on.get(stat.node_name, 0)
                 pages = self.stats[0].pages_by_strategy
                 for strategy, count in doc.stats.get("pages_by_strategy", {}).items():
                     pages[strategy] = pages.get(strategy, 0) + count
@@ -631,18 +633,7 @@ class JobRunner:
 
     def node_counts(self) -> tuple[events.NodeCount, ...]:
         """Every node's counts so far."""
-        return tuple(
-            events.NodeCount(
-                s.node_name,
-                s.node_type,
-                success=s.success,
-                failure=s.failure,
-                in_progress=s.in_progress,
-                elements_out=s.elements_out,
-                pages=s.pages,
-            )
-            for s in self.stats
-        )
+        return events.node_counts(self.stats)
 
     def _publish(self) -> None:
         """The live progress into the job record (the server's job details, the web UI)."""
@@ -811,15 +802,6 @@ def _tasks(
         yield from (_Task([doc], split, part=index) for index in range(len(ranges)))
     if whole:
         yield _Task(whole, stop=stop)
-
-
-def stopped_message(tally: events.Tally) -> str:
-    """What a stopped job found, did and left, in words."""
-    return (
-        f"stopped by the user after {tally.done} of {tally.found} documents found "
-        f"({tally.written} written, {tally.failed} failed, {tally.skipped} unchanged); "
-        f"{tally.left} left unprocessed"
-    )
 
 
 def _loading(plan: Plan) -> list[str]:

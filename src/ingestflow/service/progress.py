@@ -55,11 +55,13 @@ def _node_words(node: NodeCount) -> str | None:
     """One node's progress in words, or None before it has done anything."""
     if node.type == "partition" and node.pages:
         return f"{node.name}: {node.pages} page{'s' if node.pages != 1 else ''}"
+    if node.type == "prompter":  # what it acted on, not every element it passed on
+        plural = "s" if node.enriched != 1 else ""
+        return f"{node.name}: {node.enriched} element{plural} enriched" if node.success else None
     if not node.elements_out:
         return None
     said = {
         "partition": "elements",
-        "prompter": "elements enriched",
         "chunk": "chunks",
         "embed": "chunks embedded",
     }

@@ -84,6 +84,7 @@ class NodeStats:
     seconds: float = 0.0  # time it spent, over all documents (in worker processes)
     reused: int = 0  # documents whose output of this node came from the cache or a job
     pages: int = 0  # a partitioner's pages so far (a long document's ranges as they end)
+    enriched: int = 0  # an enrichment node's elements acted on so far
 
     def as_dict(self) -> dict[str, Any]:
         """JobDetails' node_stats entry."""
@@ -114,8 +115,9 @@ def _node_entry(node: dict[str, Any]) -> dict[str, Any]:
     entry |= {k: node[k] for k in _FIGURES if k in node}
     if "seconds" in entry:
         entry["seconds"] = round(float(entry["seconds"]), 3)
-    if node.get("pages"):
-        entry["pages"] = node["pages"]
+    for live in ("pages", "enriched"):  # only where the node has them
+        if node.get(live):
+            entry[live] = node[live]
     if node.get("pages_by_strategy"):
         entry["pages_by_strategy"] = node["pages_by_strategy"]
     return entry
