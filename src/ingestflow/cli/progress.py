@@ -38,8 +38,9 @@ class Display:
         self.mode = "off" if quiet else "rich" if terminal else "lines"
         self.interval = line_interval() if interval is None else interval
         self.progress: Any = None
-        self._printed = 0.0  # when the last plain line went out
-        self._stage = ""  # the stage it showed
+        # no line for the checks unless they take an interval: a refused input is one line
+        self._printed = time.monotonic()  # when the last plain line went out
+        self._stage = self.state.stage  # the step it showed
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._ticker: threading.Thread | None = None
