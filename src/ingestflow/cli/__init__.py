@@ -6,6 +6,7 @@ register their commands, so there is no import cycle.
 
 from __future__ import annotations
 
+import atexit
 import sys
 
 import typer
@@ -37,6 +38,23 @@ def main() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _terminate_like_ctrl_c)
+    try:
+        _main()
+    finally:
+        # registered last, so run first at exit: a signal during the other exit clean-ups
+        # (multiprocessing's) ends the process plainly, not with a KeyboardInterrupt traceback
+        atexit.register(_default_signals)
+
+
+def _default_signals() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _main() -> None:
+    """Run the command; exit with its code (never a traceback)."""
     try:
         code = app(standalone_mode=False)
     except KeyboardInterrupt:
