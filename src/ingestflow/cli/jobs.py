@@ -232,7 +232,8 @@ def jobs_resume(
     """Continue a stopped or interrupted job in place, in the foreground: the same job id, only
     the documents it had not written yet. Refused for a job still running, one that finished,
     or one whose workflow changed since (see docs/resume.md). Exit codes as for `run`."""
-    from ingestflow.cli.output import Display, summary
+    from ingestflow.cli.output import summary
+    from ingestflow.cli.progress import Display
     from ingestflow.service.resume import resume_here
 
     with failing_cleanly(), _service(workspace) as service:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ingestflow.elements import Document
 from ingestflow.errors import one_line
+from ingestflow.runner.events import DocumentRemoved, Listener
 from ingestflow.store import sync
 from ingestflow.store.jobs import Workspace
 
@@ -90,7 +91,7 @@ class Deletions:
         source: Any,
         destination: Any,
         job_id: str,
-        progress: Callable[[str, dict[str, Any]], None],
+        progress: Listener,
         check_stop: Callable[[], None],
     ) -> tuple[int, list[str]]:
         """Remove what left the source; (how many removals failed, notes for the job)."""
@@ -128,7 +129,7 @@ class Deletions:
                 sync.record_removal(db, job_id, item, error, seq)
                 if error is None:
                     sync.forget(db, self.workflow_key, item.record_id)
-            progress("deleted", {"record_id": item.record_id, "filename": item.filename})
+            progress(DocumentRemoved(item.record_id, item.filename, error))
         notes = [f"{len(gone) - failed} document(s) that left the source were removed"]
         if failed:
             notes.append(f"{failed} removal(s) failed; the next incremental run tries again")

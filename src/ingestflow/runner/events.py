@@ -127,6 +127,16 @@ class DocumentSkipped:
 
 
 @dataclass(frozen=True)
+class DocumentRemoved:
+    """A document that left the source had its output removed from the destination (an
+    incremental run); `error` says why a removal failed."""
+
+    record_id: str
+    filename: str | None  # None: the store did not keep its name (an older run wrote it)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class NodeProgress:
     """Every node's counts after a batch of documents finished."""
 
@@ -158,6 +168,7 @@ Event = (
     | DocumentWritten
     | DocumentFailed
     | DocumentSkipped
+    | DocumentRemoved
     | NodeProgress
     | StopRequested
     | JobFinished
@@ -167,7 +178,7 @@ Event = (
 class Listener(Protocol):
     """Anything that hears a run's events (a display, a log, the API caller's callback)."""
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Event, /) -> None:
         """Take one event; must be quick and must not raise (the run does not wait for it)."""
 
 

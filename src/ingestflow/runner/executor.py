@@ -661,8 +661,13 @@ class JobRunner:
         self.counts[result.status] += 1
         self.counts["elements"] += result.elements
         self.ws.record_file(self.job_id, result, self.seq)
-        said = {"SUCCESS": events.DocumentWritten, "FAILED": events.DocumentFailed}
-        self.progress(said.get(result.status, events.DocumentSkipped)(result, self.tally()))
+        tally = self.tally()
+        if result.status == "SUCCESS":
+            self.progress(events.DocumentWritten(result, tally))
+        elif result.status == "FAILED":
+            self.progress(events.DocumentFailed(result, tally))
+        else:
+            self.progress(events.DocumentSkipped(result, tally))
 
     def _processing_status(self, status: str) -> str:
         if status == "STOPPED":

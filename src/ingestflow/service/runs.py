@@ -14,17 +14,18 @@ import re
 import shutil
 import unicodedata
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from ingestflow.errors import NotFound, TooLarge, WorkflowInvalid
+from ingestflow.runner.events import Listener
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
 from ingestflow.store import NodeStats, Workspace
 
-ProgressFn = Callable[[Any], None]  # a listener of runner.events (service.progress)
+ProgressFn = Listener  # a listener of runner.events (service.progress re-exports them)
 _CHUNK = 1 << 20
 
 
@@ -201,13 +202,10 @@ class Runs:
             job_type=job_type,
             job_id=job_id,
             preload=preload,
-<<<<<<< HEAD
             source_key=source_key,
             keep_deleted=keep_deleted,
             resume=resume,
-=======
             expected=total,
->>>>>>> 275d51d (runner: typed progress events (runner/events.py) and a listener protocol instead of (str, dict) tuples; the job record carries live counts (found, written, failed, left, pages) and the partitioner's pages; a stopped job says what it found, did and left)
         )
         return Prepared(plan, source, destination, options, total)
 
