@@ -32,13 +32,13 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
-from ingestflow.stages import layout_model, orientation, table_model
+from ingestflow.stages import layout_model, ocr, orientation, table_model
 from ingestflow.stages.tables import Word
 
 #: Rendering resolution of the library's hi_res (layout model and OCR), in dots per inch.
@@ -58,6 +58,10 @@ class _Call:
     table_mode: str = table_model.DEFAULT_MODE
     pages_ocr_full: int = 0
     pages_ocr_blocks: int = 0
+    ocr_engine: str = ocr.TESSERACT  # page text (module `ocr`)
+    table_ocr_engine: str = ocr.TESSERACT  # table cells without a text layer
+    ocr_pages: dict[int, str] = field(default_factory=dict)  # page OCRed whole → engine
+    ocr_regions: list[tuple[int, ocr.Box, str]] = field(default_factory=list)  # region OCRed
 
 
 # --- list items ----------------------------------------------------------------------------------
@@ -174,6 +178,13 @@ def check_environment(node: str, languages: list[str], tables: bool = False) -> 
             f"partition node {node!r}: ocr_languages {languages} names no language tesseract "
             "knows; use tesseract codes such as eng, deu, fra, kor (docs/hi_res.md)"
         )
+    try:
+        engines = {ocr.engine_for(codes, use) for use in ocr.USES}
+    except EnvironmentProblem as exc:
+        raise EnvironmentProblem(f"partition node {node!r}: High Res: {exc}") from None
+    problem = ocr.available() if ocr.RAPIDOCR in engines else None
+    if problem:
+        raise EnvironmentProblem(f"partition node {node!r}: High Res: {problem}")
     installed = tesseract_languages()
     missing = [code for code in codes if code not in installed]
     if missing:
@@ -194,6 +205,16 @@ def load_layout_model() -> None:
     orientation.get_session()
 
 
+def load_ocr(languages: list[str]) -> None:
+    """Load the OCR model these languages use now (once per process), not on the first page."""
+    ocr.load(tesseract_codes(languages))
+
+
+def mark_ocr(elements: list[Any], call: _Call, first_page: int = 1) -> None:
+    """Name the OCR engine in the metadata of each element whose text OCR read."""
+    ocr.mark_elements(elements, call.ocr_pages, call.ocr_regions, first_page)
+
+
 def load_table_model() -> None:
     """Load the table-structure model now (once per process) when the builder uses it."""
     if table_model.structure_mode() != "rules":
@@ -208,7 +229,10 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
     import unstructured.partition.pdf_image.ocr as ocr_module
 
     layout_model.register()
-    call = _Call(path, is_image, tables, "+".join(tesseract_codes(languages)))
+    codes = tesseract_codes(languages)
+    call = _Call(path, is_image, tables, "+".join(codes))
+    call.ocr_engine = ocr.engine_for(codes, "page")
+    call.table_ocr_engine = ocr.engine_for(codes, "table")
     if tables:
         call.table_mode = table_model.structure_mode()
     import unstructured.partition.pdf_image.pdf_image_utils as image_utils
@@ -239,7 +263,16 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
         else:
             call.pages_ocr_full += 1
         kwargs["infer_table_structure"] = False  # the hub model; ingestflow's own below
-        result = original_supplement(page_layout, image, **kwargs)
+        page = _page_number(page_layout, call)
+        if has_text:
+            boxes = ocr.untexted_boxes(page_layout)
+            call.ocr_regions += [(page, box, call.ocr_engine) for box in boxes]
+        else:
+            call.ocr_pages[page] = call.ocr_engine
+        if call.ocr_engine == ocr.RAPIDOCR:
+            result = ocr.supplement_page(page_layout, image, kwargs["ocr_mode"])
+        else:
+            result = original_supplement(page_layout, image, **kwargs)
         if call.tables:
             _add_tables(result, image, call, has_text)
         return result
@@ -389,6 +422,7 @@ def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
             min(image.height, y1 + pad),
         )
         crop = gray[int(box[1]) : int(box[3]), int(box[0]) : int(box[2])]
+        bgr = rgb[int(box[1]) : int(box[3]), int(box[0]) : int(box[2]), ::-1]
         if page_words is not None:
             words = [
                 Word(w.text, w.x0 - box[0], w.y0 - box[1], w.x1 - box[0], w.y1 - box[1])
@@ -396,10 +430,29 @@ def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
                 if box[0] <= w.cx <= box[2] and box[1] <= w.cy <= box[3]
             ]
         else:
-            words = _ocr_words(crop, call.language, max(1.0, 1600 / image.width))
-        bgr = rgb[int(box[1]) : int(box[3]), int(box[0]) : int(box[2]), ::-1]
+            words = _table_ocr(call, index, elements, crop, bgr, max(1.0, 1600 / image.width))
+            page = _page_number(layout, call)
+            call.ocr_regions.append((page, (x0, y0, x1, y1), call.table_ocr_engine))
         html = table_model.table_html_from(bgr, crop, words, call.table_mode) if crop.size else ""
         elements.text_as_html[index] = html or None
+
+
+def _page_number(layout: Any, call: _Call) -> int:
+    """The page's number from 1 (the library numbers an image's frames from 0, PDF pages from 1)."""
+    return layout.number + 1 if call.is_image else layout.number
+
+
+def _table_ocr(
+    call: _Call, index: int, elements: Any, gray: Any, bgr: Any, scale: float
+) -> list[Word]:
+    """Words of a table crop by the engine chosen for table cells; when it is not the page's,
+    the Table's text is these words too (one reading for its text and its cells)."""
+    if call.table_ocr_engine == ocr.TESSERACT:
+        return _ocr_words(gray, call.language, scale)
+    words = ocr.read_words(bgr)
+    if call.table_ocr_engine != call.ocr_engine and words:
+        elements.texts[index] = " ".join(w.text for w in words)
+    return words
 
 
 def _pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:

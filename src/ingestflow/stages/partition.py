@@ -150,6 +150,7 @@ class UnstructuredPartitionStage(Stage):
             html_depth.install()  # deep HTML read in full, or refused: never cut short
             if self.settings.strategy == "hi_res":
                 hires.load_layout_model()
+                hires.load_ocr(list(self.settings.ocr_languages))
                 if self.settings.infer_table_structure or self.settings.pdf_infer_table_structure:
                     hires.load_table_model()
         except (ImportError, OSError, RuntimeError) as exc:
@@ -357,8 +358,10 @@ class UnstructuredPartitionStage(Stage):
         if not is_image:
             hires.text_layer_chars(path)  # a PDF pdfium cannot open fails here, in one line
         tables = st.infer_table_structure or st.pdf_infer_table_structure
-        with hires.hooks(path, is_image, tables, list(st.ocr_languages)):
-            return list(self._partition(**kwargs))
+        with hires.hooks(path, is_image, tables, list(st.ocr_languages)) as call:
+            found = list(self._partition(**kwargs))
+        hires.mark_ocr(found, call, kwargs.get("starting_page_number", 1))
+        return found
 
     def _attachments(
         self,

@@ -1,0 +1,170 @@
+"""High Res OCR engines: PP-OCRv6 (rapidocr's bundled models) reads the small print tesseract
+garbles, is chosen per language (Korean stays with tesseract), says so in the metadata, and never
+touches the network. Figures behind the choice: benchmarks/RESULTS.md, "OCR"."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ingestflow.elements import Document
+from ingestflow.errors import EnvironmentProblem
+from ingestflow.quality import table_rows, word_recall
+from ingestflow.spec.settings import UnstructuredPartitionSettings
+from ingestflow.stages import hires, ocr
+from ingestflow.stages.base import RunContext
+from ingestflow.stages.partition import UnstructuredPartitionStage
+
+pytestmark = pytest.mark.slow
+
+FONT = "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf"
+NUMBERS = ["33.3", "0.716", "12.05"]
+HEADING = "Quarterly Harbour Report"
+LINE = "The harbour authority reviewed the cargo volumes of the quarter."
+TABLE = [["Port", "Share", "Index"], ["Aberdeen", "33.3", "0.716"], ["Bergen", "12.05", "4.281"]]
+
+
+def font(size: int) -> Any:
+    from PIL import ImageFont
+
+    if not Path(FONT).is_file():
+        pytest.skip(f"the Liberation fonts (Debian fonts-liberation) are not at {FONT}")
+    return ImageFont.truetype(FONT, size)
+
+
+def small_print(size: int = 12) -> Any:
+    """A row of numeric table cells in 12 px print (a 4 pt table footnote at 200 dpi)."""
+    from PIL import Image, ImageDraw
+
+    face = font(size)
+    width = 20 + sum(int(face.getlength(t)) + 30 for t in NUMBERS)
+    image = Image.new("RGB", (width, size * 3), "white")
+    draw = ImageDraw.Draw(image)
+    x = 10
+    for text in NUMBERS:
+        draw.text((x, size), text, fill="black", font=face)
+        x += int(face.getlength(text)) + 30
+    return image
+
+
+def test_pp_ocr_reads_small_print_digits_that_tesseract_garbles():
+    image = small_print()
+    # the table path before: tesseract on the crop, as High Res ran it on a 200 dpi page
+    before = [w.text for w in hires._ocr_words(np.asarray(image.convert("L")), "eng", 1.0)]
+    assert "33.3" not in before and "0.716" not in before, before  # "333°", "0716"
+    words = ocr.read_words(image)
+    assert [w.text for w in words] == NUMBERS
+    assert all(0 <= w.x0 < w.x1 <= image.width and 0 <= w.y0 < w.y1 <= image.height for w in words)
+    assert [w.x0 for w in words] == sorted(w.x0 for w in words)
+
+
+def test_the_engine_is_chosen_per_language(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
+    assert ocr.engine_for(["eng"]) == ocr.RAPIDOCR
+    assert ocr.engine_for(["eng"], "table") == ocr.RAPIDOCR
+    assert ocr.engine_for(["kor"]) == ocr.TESSERACT  # PP-OCRv6 in the wheel has no Korean
+    assert ocr.engine_for(["eng", "kor"], "table") == ocr.TESSERACT
+    assert ocr.engine_for(["deu"]) == ocr.TESSERACT  # served, but not measured here
+    monkeypatch.setenv(ocr.ENGINE_ENV, "tesseract")
+    assert ocr.engine_for(["eng"]) == ocr.TESSERACT
+    monkeypatch.setenv(ocr.ENGINE_ENV, "rapidocr")
+    assert ocr.engine_for(["eng", "deu"]) == ocr.RAPIDOCR
+    with pytest.raises(EnvironmentProblem, match=r"cannot read kor: .+ unset INGESTFLOW_OCR"):
+        ocr.engine_for(["eng", "kor"])
+    monkeypatch.setenv(ocr.ENGINE_ENV, "paddle")
+    with pytest.raises(EnvironmentProblem, match=r"'paddle' is not an OCR engine choice; use"):
+        ocr.engine_for(["eng"])
+
+
+def test_a_changed_model_file_stops_with_what_to_reinstall(monkeypatch: pytest.MonkeyPatch):
+    name, _ = ocr.MODELS["rec"]
+    monkeypatch.setitem(ocr.MODELS, "rec", (name, "0" * 64))
+    with pytest.raises(EnvironmentProblem, match=r"is not the expected one .+ reinstall rapidocr"):
+        ocr.model_paths()
+    assert "reinstall rapidocr==3.10.0" in (ocr.available() or "")
+
+
+def test_the_models_load_and_read_with_no_network(tmp_path: Path):
+    """A fresh process whose every connection attempt fails loads the models from the wheel."""
+    image = tmp_path / "cell.png"
+    small_print().save(image)
+    script = f"""
+import json, socket
+def refuse(*args, **kwargs):
+    raise OSError("network touched")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from PIL import Image
+from ingestflow.stages import ocr
+print(json.dumps([w.text for w in ocr.read_words(Image.open({str(image)!r}))]))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == NUMBERS
+
+
+# --- through High Res ----------------------------------------------------------------------------
+def draw_page() -> Any:
+    """A scanned page at 200 dpi: a heading, a line of text and a ruled table of decimals."""
+    from PIL import Image, ImageDraw
+
+    page = Image.new("RGB", (1700, 2200), "white")
+    draw = ImageDraw.Draw(page)
+    draw.text((150, 150), HEADING, fill="black", font=font(60))
+    draw.text((150, 300), LINE, fill="black", font=font(36))
+    top, left, col, row = 500, 200, 420, 80
+    for r, cells in enumerate(TABLE):
+        for c, text in enumerate(cells):
+            draw.text((left + c * col + 20, top + r * row + 20), text, fill="black", font=font(34))
+    for r in range(len(TABLE) + 1):
+        draw.line([(left, top + r * row), (left + 3 * col, top + r * row)], fill="black", width=3)
+    for c in range(4):
+        draw.line([(left + c * col, top), (left + c * col, top + 3 * row)], fill="black", width=3)
+    return page
+
+
+@pytest.fixture(scope="module")
+def scan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ocr") / "scan.png"
+    draw_page().save(path)
+    return path
+
+
+def run(path: Path, languages: list[str]) -> list[dict[str, Any]]:
+    st = UnstructuredPartitionSettings(
+        strategy="hi_res", ocr_languages=languages, infer_table_structure=True
+    )
+    stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
+    stage.precheck()
+    return stage.process(Document(path.name, path.name, path.name, path=path)).elements
+
+
+def test_english_scans_are_read_by_pp_ocr_and_say_so(scan: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
+    elements = run(scan, ["eng"])
+    text = " ".join(e["text"] for e in elements)
+    assert word_recall(f"{HEADING} {LINE}", text) == 1.0
+    read = [e for e in elements if e["text"].strip()]
+    assert read and {e["metadata"].get("ocr_engine") for e in read} == {"rapidocr-ppocrv6"}
+    tables = [e for e in elements if e["type"] == "Table"]
+    assert len(tables) == 1
+    cells = {c for row in table_rows(tables[0]["metadata"]["text_as_html"]) for c in row}
+    assert {"33.3", "0.716", "12.05", "4.281"} <= cells
+
+
+def test_a_korean_request_still_uses_tesseract(scan: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
+    elements = run(scan, ["eng", "kor"])
+    read = [e for e in elements if e["text"].strip()]
+    assert word_recall(HEADING, " ".join(e["text"] for e in read)) == 1.0
+    assert read and {e["metadata"].get("ocr_engine") for e in read} == {"tesseract"}
