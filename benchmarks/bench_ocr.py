@@ -1,6 +1,7 @@
 """OCR engines of High Res compared: tesseract against PP-OCRv6 (rapidocr's bundled models).
 
     .venv/bin/python benchmarks/bench_ocr.py [--sets tables tables_1x pages scans] [--json]
+        [--pages-per-document 2]
 
 Per set and engine: word accuracy (the share of the reference's words read, as a multiset;
 letters and digits, case ignored), character error rate (below), and seconds per image, wall
@@ -94,8 +95,9 @@ def tables(folder: str) -> list[tuple[str, Image, str]]:
     return out
 
 
-def pages() -> list[tuple[str, Image, str]]:
-    """(name, 200 dpi rendering, text layer) of docling's English pages."""
+def pages(most: int) -> list[tuple[str, Image, str]]:
+    """(name, 200 dpi rendering, text layer) of docling's English pages, at most `most` pages
+    with text of each document."""
     import pypdfium2 as pdfium
 
     from ingestflow.stages.hires import DPI
@@ -105,10 +107,14 @@ def pages() -> list[tuple[str, Image, str]]:
         if path.stem in NOT_ENGLISH:
             continue
         pdf = pdfium.PdfDocument(str(path))
+        taken = 0
         for number, page in enumerate(pdf, 1):
             text = page.get_textpage().get_text_range()
             if len(text.split()) < 20:
                 continue  # a page with no text layer to compare with
+            if taken == most:
+                break
+            taken += 1
             image = page.render(scale=DPI / 72).to_pil().convert("RGB")
             out.append((f"{path.stem} p{number}", image, text))
         pdf.close()
@@ -172,7 +178,11 @@ def run_set(
             accuracy = word_recall(reference, text)
             error = cer(words(reference), words(text))
             rows[engine].append((accuracy, error, seconds, cpu))
-            row[engine] = {"word_acc": round(accuracy, 3), "cer": round(error, 3)}
+            row[engine] = {
+                "word_acc": round(accuracy, 3),
+                "cer": round(error, 3),
+                "cpu_s": round(cpu, 2),
+            }
         result["cases"].append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     for engine, values in rows.items():
@@ -190,6 +200,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
     parser.add_argument("--json", action="store_true", help="print the per-case rows too")
+    parser.add_argument(
+        "--pages-per-document", type=int, default=2, help="`pages`: at most this many per PDF"
+    )
     args = parser.parse_args()
     os.environ["OMP_THREAD_LIMIT"] = "1"  # one tesseract thread, as in a High Res worker
     from ingestflow.offline import configure_unstructured
@@ -208,7 +221,7 @@ def main() -> None:
             engines = {"tesseract": tesseract_table, ocr.RAPIDOCR: rapidocr}
         elif name == "pages":
             engines = {"tesseract": tesseract_page, ocr.RAPIDOCR: rapidocr}
-            cases = pages()
+            cases = pages(args.pages_per_document)
         else:
             cases = scans()
             engines = {
