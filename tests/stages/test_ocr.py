@@ -174,3 +174,11 @@ def test_a_korean_request_still_uses_tesseract(scan: Path, monkeypatch: pytest.M
     read = [e for e in elements if e["text"].strip()]
     assert word_recall(HEADING, " ".join(e["text"] for e in read)) == 1.0
     assert read and {e["metadata"].get("ocr_engine") for e in read} == {"tesseract"}
+
+
+def test_the_override_reads_whole_pages_with_pp_ocr(scan: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(ocr.ENGINE_ENV, "rapidocr")
+    elements = run(scan, ["eng"])
+    read = [e for e in elements if e["text"].strip()]
+    assert word_recall(f"{HEADING} {LINE}", " ".join(e["text"] for e in read)) == 1.0
+    assert read and {e["metadata"].get("ocr_engine") for e in read} == {"rapidocr-ppocrv6"}

@@ -451,6 +451,8 @@ def _table_ocr(
         return _ocr_words(gray, call.language, scale)
     words = ocr.read_words(bgr)
     if call.table_ocr_engine != call.ocr_engine and words:
+        if elements.texts.dtype != object:  # fixed-width strings would cut the text short
+            elements.texts = elements.texts.astype(object)
         elements.texts[index] = " ".join(w.text for w in words)
     return words
 

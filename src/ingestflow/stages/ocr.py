@@ -251,6 +251,7 @@ def supplement_page(page_layout: Any, image: Any, ocr_mode: str) -> Any:
         )
         return page_layout
     pad = env_config.IMAGE_CROP_PAD
+    elements.texts = elements.texts.astype(object)  # fixed-width strings would cut texts short
     for i, text in enumerate(elements.texts):
         if text:
             continue
