@@ -205,9 +205,9 @@ def load_layout_model() -> None:
     orientation.get_session()
 
 
-def load_ocr(languages: list[str]) -> None:
+def load_ocr(languages: list[str], tables: bool) -> None:
     """Load the OCR model these languages use now (once per process), not on the first page."""
-    ocr.load(tesseract_codes(languages))
+    ocr.load(tesseract_codes(languages), tables)
 
 
 def mark_ocr(elements: list[Any], call: _Call, first_page: int = 1) -> None:

@@ -172,9 +172,12 @@ def get_engine() -> Any:
         return _ENGINE
 
 
-def load(codes: list[str]) -> None:
-    """Load the engine these languages use now (once per process), not on the first page."""
-    if any(engine_for(codes, use) == RAPIDOCR for use in USES):
+def load(codes: list[str], tables: bool) -> None:
+    """Load PP-OCRv6 now (once per process, not on the first page) when these languages use it
+    for page text, or for table cells and `tables` (the node reads table structure); otherwise
+    not at all (~1–2 CPU s a worker saved)."""
+    uses = USES if tables else ("page",)
+    if any(engine_for(codes, use) == RAPIDOCR for use in uses):
         get_engine()
 
 

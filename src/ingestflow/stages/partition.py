@@ -148,10 +148,12 @@ class UnstructuredPartitionStage(Stage):
 
             _get_nlp()  # load the model now: the first document should not pay for it
             html_depth.install()  # deep HTML read in full, or refused: never cut short
-            if self.settings.strategy == "hi_res":
+            st = self.settings
+            if st.strategy == "hi_res":
                 hires.load_layout_model()
-                hires.load_ocr(list(self.settings.ocr_languages))
-                if self.settings.infer_table_structure or self.settings.pdf_infer_table_structure:
+                tables = st.infer_table_structure or st.pdf_infer_table_structure
+                hires.load_ocr(list(st.ocr_languages), tables)
+                if tables:
                     hires.load_table_model()
         except (ImportError, OSError, RuntimeError) as exc:
             raise EnvironmentProblem(
