@@ -68,7 +68,7 @@ def test_pp_ocr_reads_small_print_digits_that_tesseract_garbles():
 def test_the_engine_is_chosen_per_language(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
     assert ocr.engine_for(["eng"], "table") == ocr.RAPIDOCR
-    assert ocr.engine_for(["eng"], "page") == ocr.TESSERACT  # as good, at 2.5 times the CPU
+    assert ocr.engine_for(["eng"], "page") == ocr.TESSERACT  # as good, at 2.5-7 times the CPU
     assert ocr.engine_for(["kor"]) == ocr.TESSERACT  # PP-OCRv6 in the wheel has no Korean
     assert ocr.engine_for(["eng", "kor"], "table") == ocr.TESSERACT
     assert ocr.engine_for(["deu"]) == ocr.TESSERACT  # served, but not measured here

@@ -3,8 +3,8 @@ chosen per language by measurement.
 
 PP-OCRv6 reads small print and dense numbers that tesseract garbles ("33.3" read as "333",
 "0.716" as "aris"; benchmarks/RESULTS.md, "OCR"), but its bundled model serves only Chinese,
-Japanese and Latin-script languages, was measured here only on English, and costs about 2.5
-times tesseract's CPU on a whole page: it reads the cells of English tables without a text
+Japanese and Latin-script languages, was measured here only on English, and costs 2.5–7 times
+tesseract's CPU on a whole page: it reads the cells of English tables without a text
 layer; page text, and every other language (Korean, mixed `eng+kor`, …), stays with tesseract
 (`MEASURED_BETTER`). `INGESTFLOW_OCR_ENGINE` overrides the choice (`auto`, `tesseract`,
 `rapidocr`: PP-OCRv6 for pages and tables of the languages it serves).
@@ -38,7 +38,7 @@ USES = ("page", "table")
 #: Per use, the tesseract language codes PP-OCRv6 reads because it measured better there than
 #: tesseract (benchmarks/RESULTS.md, "OCR"); every other language, and any mix with one, stays
 #: with tesseract. Table cells: word accuracy 0.999 against 0.925 on rendered tables. Whole
-#: pages: 0.995 against 0.985 on rendered pages, for about 2.5 times tesseract's CPU, which
+#: pages: 0.995 against 0.985 on rendered pages, for 2.5–7 times tesseract's CPU, which
 #: would take scans below High Res's 0.5 pages/s; so pages stay with tesseract
 #: (`INGESTFLOW_OCR_ENGINE=rapidocr` reads them with PP-OCRv6 too).
 MEASURED_BETTER = {"page": frozenset(), "table": frozenset({"eng"})}
@@ -65,8 +65,8 @@ MODELS = {
     ),
 }
 #: Text-detection input size: a page or crop is scaled so that its longer side is at most this
-#: (PP-OCR's default, "the shorter side at least 736", enlarges a table crop several times over
-#: and made detection ten times slower without reading more).
+#: (PP-OCR's default, "the shorter side at least 736", enlarges a small table crop several
+#: times over, and detection's cost with it, for no gain on 200 dpi renders).
 DET_MAX_SIDE = 1600
 _LOCK = threading.Lock()
 _ENGINE: Any = None
