@@ -38,7 +38,7 @@ USES = ("page", "table")
 #: Per use, the tesseract language codes PP-OCRv6 reads because it measured better there than
 #: tesseract (benchmarks/RESULTS.md, "OCR"); every other language, and any mix with one, stays
 #: with tesseract. Table cells: word accuracy 0.999 against 0.925 on rendered tables. Whole
-#: pages: 0.995 against 0.985 on rendered pages, for 2.5–7 times tesseract's CPU, which
+#: pages: 0.990 against 0.983 on rendered pages, for 2.5–7 times tesseract's CPU, which
 #: would take scans below High Res's 0.5 pages/s; so pages stay with tesseract
 #: (`INGESTFLOW_OCR_ENGINE=rapidocr` reads them with PP-OCRv6 too).
 MEASURED_BETTER = {"page": frozenset(), "table": frozenset({"eng"})}
