@@ -25,14 +25,6 @@ from ingestflow.store.db import by_prefix, connect_db, now
 from ingestflow.store.resources import CheckRows, ConnectorRows, KeyRows, WorkflowRows
 
 JOB_STATUSES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "STOPPED", "FAILED")
-PROCESSING_STATUSES = (
-    "SCHEDULED",
-    "IN_PROGRESS",
-    "SUCCESS",
-    "COMPLETED_WITH_ERRORS",
-    "STOPPED",
-    "FAILED",
-)
 ACTIVE_STATUSES = ("SCHEDULED", "IN_PROGRESS")
 INTERRUPTED = "interrupted: the process running this job ended before it finished"
 
