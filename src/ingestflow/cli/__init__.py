@@ -19,6 +19,7 @@ from ingestflow.cli import (  # noqa: F401 - each registers its commands
     run,
     serve,
     templates,
+    ui,
     validate,
     vectordb,
     workflows,

@@ -29,9 +29,9 @@ def _plain_help() -> None:
         return name + ("..." if param.nargs != 1 else "")
 
     if hasattr(core, "TyperOption") and hasattr(core, "TyperArgument"):
-        core.TyperOption.display_type_rich = label  # type: ignore[method-assign]
-        core.TyperArgument.display_type_rich = label  # type: ignore[method-assign]
-        core.TyperArgument._usage_display_name = usage  # type: ignore[method-assign]
+        core.TyperOption.display_type_rich = label  # type: ignore[method-assign,assignment]
+        core.TyperArgument.display_type_rich = label  # type: ignore[method-assign,assignment]
+        core.TyperArgument._usage_display_name = usage  # type: ignore[method-assign,assignment]
 
 
 _plain_help()

@@ -1,4 +1,4 @@
-"""`ingestflow jobs`: list, show, download a node's output, cancel, prune."""
+"""`ingestflow jobs`: list, show, download a node's output, cancel, resume, prune."""
 
 from __future__ import annotations
 
@@ -82,6 +82,9 @@ def jobs_show(
         typer.echo(f"  {mark} {f['file_id'][:8]}  {f['filename']}  {detail}")
         for warning in f["warnings"]:
             typer.echo(f"      ! {warning}")
+    for d in record.get("deleted_files") or []:  # left the source: output removed
+        mark, detail = ("-", "removed (left the source)") if not d["error"] else ("✗", d["error"])
+        typer.echo(f"  {mark} {d['record_id'][:8]}  {d['filename']}  {detail}")
 
 
 @jobs_app.command("download")
@@ -220,3 +223,26 @@ def jobs_cancel(job_id: JobArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> 
     with failing_cleanly(), _service(workspace) as service:
         answer = service.jobs.cancel(job_id)
     typer.echo(f"{answer['id']}: {answer['message']}")
+
+
+@jobs_app.command("resume")
+def jobs_resume(
+    job_id: JobArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE, as_json: JsonOpt = False
+) -> None:
+    """Continue a stopped or interrupted job in place, in the foreground: the same job id, only
+    the documents it had not written yet. Refused for a job still running, one that finished,
+    or one whose workflow changed since (see docs/resume.md). Exit codes as for `run`."""
+    from ingestflow.cli.output import Display, summary
+    from ingestflow.service.resume import resume_here
+
+    with failing_cleanly(), _service(workspace) as service:
+        prepared = resume_here(service.runs, job_id)
+        with Display(as_json, prepared.total) as display:
+            record = service.runs.start(prepared, display)
+    if as_json:
+        echo_json(record)
+    else:
+        summary(record)
+    if record["status"] == "STOPPED":
+        raise typer.Exit(130)
+    raise typer.Exit(1 if record["failed_files"] else 0)

@@ -194,6 +194,7 @@ def summary(record: dict[str, Any], settings: bool = False) -> None:
     console.print(
         f"{ok} of {len(files)} documents written ({elements} elements), "
         f"{len(record['failed_files'])} failed, {skipped} skipped (unchanged)"
+        + (f", {record['deleted']} removed (left the source)" if record.get("deleted") else "")
     )
     for f in record["failed_files"]:
         console.print(f"  [red]✗[/red] {f['document']}: {f['error']}", highlight=False)

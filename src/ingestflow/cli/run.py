@@ -86,6 +86,15 @@ OnOversize = Annotated[
     ),
 ]
 
+KeepDeleted = Annotated[
+    bool,
+    typer.Option(
+        "--keep-deleted",
+        help="With reprocess_all false: keep in the destination the documents that left the "
+        "source (by default their output is removed).",
+    ),
+]
+
 
 @app.command()
 def run(
@@ -117,6 +126,7 @@ def run(
     executor: Executor = "local",
     ray_address: RayAddress = None,
     doc_timeout: DocTimeout = 1800,
+    keep_deleted: KeepDeleted = False,
 ) -> None:
     """Run a workflow: local files (--input) or a source connector, to an output folder or a
     destination connector. Exit 0 all documents succeeded, 1 some failed, 2 invalid
@@ -159,6 +169,7 @@ def run(
             executor=executor,
             ray_address=ray_address,
             doc_timeout=doc_timeout or None,
+            keep_deleted=keep_deleted,
         )
     finally:
         early.stop()  # the run stops it; not if it ended before it began

@@ -29,6 +29,12 @@ class Source:
     def close(self) -> None:
         """Release connections."""
 
+    def listing_problem(self) -> str | None:
+        """Why the last `documents()` listing may have left out documents still in the source
+        (an incremental run then removes nothing from the destination), or None when it listed
+        them all. A source that cannot tell says so: removing needs a whole listing."""
+        return f"the {self.name} source cannot tell whether it listed every document"
+
     def suffixes(self) -> set[str] | None:
         """The file name extensions (lowercase, with the dot) the documents are likely to have,
         from a quick look before the run, or None when the source cannot tell: a hint for what
@@ -51,6 +57,13 @@ class Destination:
         in the job (e.g. a field dropped by a declared policy). Raise DocumentError to fail the
         document alone."""
         raise NotImplementedError
+
+    def delete(self, record_id: str, filename: str | None) -> None:
+        """Remove the output of a document that left its source (every row of `record_id`, or
+        the file written for `filename`). Raise DocumentError when it cannot be removed."""
+        from ingestflow.errors import DocumentError
+
+        raise DocumentError(f"the {self.name} destination cannot remove a document's output")
 
     def has(self, doc: Document) -> bool | None:
         """Whether the destination holds the document's output now (a run skips an unchanged

@@ -207,6 +207,14 @@ class LocalSource(Source):
                         continue
                     yield path, path.relative_to(root).as_posix()
 
+    def listing_problem(self) -> str | None:
+        """What the last listing skipped (an unreadable folder, a broken link, ...), if anything:
+        a document in a folder that could not be read would look deleted."""
+        if not self.skipped:
+            return None
+        more = f" and {len(self.skipped) - 1} more" if len(self.skipped) > 1 else ""
+        return f"the local source skipped entries it could not read ({self.skipped[0]}{more})"
+
     def documents(self) -> Iterator[Document]:
         """One Document per file; content is read by the partitioner, not here."""
         for path, rel in self._walk():
@@ -277,6 +285,24 @@ class LocalDestination(Destination):
         if not target.is_relative_to(self.output_dir.resolve()):
             raise DocumentError(f"output name {doc.filename!r} would leave {self.output_dir}")
         return target
+
+    def delete(self, record_id: str, filename: str | None) -> None:
+        """Remove a document's output file, and the folders under the output folder it leaves
+        empty."""
+        if filename is None:
+            raise DocumentError(
+                f"record {record_id}: its file name was not recorded, so its output file is "
+                f"unknown; remove it from {self.output_dir} by hand"
+            )
+        target = self.target(Document(record_id, record_id, filename))
+        target.unlink(missing_ok=True)
+        root, folder = self.output_dir.resolve(), target.parent
+        while folder != root and folder.is_relative_to(root):
+            try:
+                folder.rmdir()  # only when empty: another document's output stays
+            except OSError:
+                break
+            folder = folder.parent
 
     def write(self, doc: Document) -> list[str]:
         """Write the document's elements as a JSON list, replacing any earlier file."""

@@ -31,9 +31,10 @@ SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
 
 
 def quiet_pymilvus_logs() -> None:
-    """Silence pymilvus's ERROR log of every failed RPC (a traceback each) and Milvus Lite's own;
+    """Silence pymilvus's ERROR log of every failed RPC (a traceback each), its WARNING with a
+    traceback when a lost server connection cannot be recovered, and Milvus Lite's own log;
     ingestflow reports each failure once, in its own words."""
-    for name in ("pymilvus.decorators", "milvus_lite"):
+    for name in ("pymilvus.decorators", "pymilvus.client.connection_manager", "milvus_lite"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
@@ -189,7 +190,19 @@ class MilvusTarget:
                 "a .db. Stop the other process (another ingestflow run, a notebook, a script), "
                 "or use a Milvus server (http(s)://host:port)"
             )
-        return f"vectordb: cannot open {self.shown}: {reason}"
+        if self.lite:
+            return f"vectordb: cannot open {self.shown}: {reason}"
+        if "database not found" in reason:
+            hint = (
+                f"database '{self.db_name}' does not exist on this server: create it (pymilvus "
+                "`create_database`), or fix db_name (empty: the default database)"
+            )
+        else:  # a server answers a wrong user or password the same way as no server at all
+            hint = (
+                "check that a Milvus server listens at that address, and the user and "
+                "password (or token)"
+            )
+        return f"vectordb: cannot open {self.shown}: {reason}; {hint}"
 
 
 def _lite_locked(path: Path) -> bool:

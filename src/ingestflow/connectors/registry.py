@@ -7,6 +7,7 @@ connector factory and `connectors check` all read this table.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import re
 from collections.abc import Callable
@@ -32,7 +33,7 @@ class ConnectorType:
 
     type: str
     role: str  # "source" | "destination"
-    config_model: type[Model]
+    config_model: builtins.type[Model]
     factory: str  # "module:Class" built with the parsed config
     checker: str  # "module:function" taking the parsed config, returning a ConnectionCheck
     aliases: tuple[str, ...] = ()

@@ -190,13 +190,41 @@ class VectorDBDestination(Destination):
     # --- write ---------------------------------------------------------------------------
 
     def write(self, doc: Document) -> list[str]:
-        """Replace the document's rows with its elements, as a unit (see the module docstring)."""
+        """Replace the document's rows with its elements, as a unit (see the module docstring).
+
+        A server that restarted since the precheck comes back with the collection released
+        (every query fails, "collection not loaded"): the collection is loaded again and the
+        document written once more; a write is a replace, so a second try repairs a first one
+        that failed midway. A server that is down fails the document, with one line."""
         if self._builder is None or self._client is None:
             raise ConnectorError("vectordb: precheck() must succeed before write()")
+        try:
+            return self._write(doc)
+        except DocumentError:
+            if not self._reloaded():
+                raise
+        return self._write(doc)
+
+    def _reloaded(self) -> bool:
+        """True when the collection was released on the server and is now loaded again."""
+        if self.milvus.lite or self._client is None:
+            return False  # Lite lives in this process: it cannot restart under the writer
+        try:
+            state = self._client.get_load_state(self.collection).get("state")
+            if getattr(state, "name", str(state)) == "Loaded":
+                return False
+            self._client.load_collection(self.collection)
+        except Exception:  # down, or still starting: the document fails as it did
+            return False
+        return True
+
+    def _write(self, doc: Document) -> list[str]:
+        assert self._builder is not None
         rows, sizes, notes = self._builder.build(doc)
         label = f"vectordb: record {doc.record_id} ({doc.filename})"
         new_ids = [row["element_id"] for row in rows]
-        with self.milvus.rpc(f"{label}: reading stored rows (nothing was changed)", DocumentError):
+        what = f"record {doc.record_id} ({doc.filename}): reading stored rows (nothing was changed)"
+        with self.milvus.rpc(what, DocumentError):
             owners = self._owners(new_ids)
             foreign = {eid: rec for eid, rec in owners.items() if rec != doc.record_id}
             if foreign:
@@ -232,6 +260,22 @@ class VectorDBDestination(Destination):
                 self._by_record[doc.record_id] = set(new_ids)
                 self._owner.update(dict.fromkeys(new_ids, doc.record_id))
         return notes.warnings(doc.record_id)
+
+    def delete(self, record_id: str, filename: str | None) -> None:
+        """Remove every row of a record whose document left the source."""
+        if self._client is None:
+            raise ConnectorError("vectordb: precheck() must succeed before delete()")
+        label = f"vectordb: record {record_id} ({filename or 'name not recorded'})"
+        try:
+            with self.milvus.rpc(f"{label}: removing its rows", DocumentError):
+                for chunk in _chunks(sorted(self._stored_ids(record_id)), LOOKUP_CHUNK):
+                    self._delete(chunk)
+        except DocumentError:
+            self._by_record = None  # some rows may be gone: read again on the next write
+            raise
+        if self._by_record is not None:
+            for eid in self._by_record.pop(record_id, set()):
+                self._owner.pop(eid, None)
 
     def _undo(
         self, label: str, exc: BaseException, attempted: list[str], snapshot: list[dict[str, Any]]

@@ -7,6 +7,7 @@ writes documents is `ingestflow.connectors.vectordb`.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from ingestflow.errors import ConnectorError, IngestflowError
 from ingestflow.spec.models import VectorDBConfig
 
 if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
     from ingestflow.connectors.check import ConnectionCheck
 
 COLLECTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
@@ -106,17 +109,68 @@ def create_collection(
         index = client.prepare_index_params()
         index.add_index("embeddings", index_type="AUTOINDEX", metric_type="COSINE")
         if index_record_id:
-            index.add_index("record_id", index_type="INVERTED")
+            index.add_index("record_id", index_type=scalar_index_type(client, target))
         with target.rpc(f"creating collection '{collection}'"):
             client.create_collection(collection, schema=fields)
-            # Milvus Lite builds indexes at once; pymilvus's wait for them polls an RPC Lite
-            # lacks (AllocTimestamp, logged as an error) and sleeps 0.5 s: skip it there.
-            client.create_index(collection, index, sync=not target.lite)
-            client.load_collection(collection)
-            info = SchemaInfo.from_describe(client.describe_collection(collection))
+        try:  # a collection that cannot be finished is dropped: nothing half-made stays behind
+            with target.rpc(f"indexing and loading collection '{collection}'"):
+                # Milvus Lite builds indexes at once; pymilvus's wait for them polls an RPC Lite
+                # lacks (AllocTimestamp, logged as an error) and sleeps 0.5 s: skip it there.
+                client.create_index(collection, index, sync=not target.lite)
+                client.load_collection(collection)
+                info = SchemaInfo.from_describe(client.describe_collection(collection))
+            _check_nullable(client, target, collection, SCHEMAS[schema], info)
+        except IngestflowError:
+            with contextlib.suppress(Exception):
+                client.drop_collection(collection)
+            raise
         return [f"{spec.name}: {spec.describe()}" for spec in info.fields.values()]
     finally:
         client.close()
+
+
+def server_version(client: MilvusClient, target: MilvusTarget) -> tuple[int, int] | None:
+    """The server's (major, minor) version; None for Milvus Lite or a version it cannot read."""
+    if target.lite:
+        return None
+    with target.rpc("reading the server version"):
+        found = re.match(r"v?(\d+)\.(\d+)", str(client.get_server_version()))
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def scalar_index_type(client: MilvusClient, target: MilvusTarget) -> str:
+    """The index for `record_id` filters: INVERTED (Milvus Lite, servers from 2.4 on), or Trie on
+    a Milvus 2.3 server, which has no INVERTED index and takes only Trie for VARCHAR."""
+    version = server_version(client, target)
+    return "Trie" if version is not None and version < (2, 4) else "INVERTED"
+
+
+def _check_nullable(
+    client: MilvusClient,
+    target: MilvusTarget,
+    collection: str,
+    asked: list[tuple[str, str, dict[str, Any]]],
+    info: SchemaInfo,
+) -> None:
+    """ConnectorError when the server made a metadata field not nullable that was asked nullable
+    (servers before Milvus 2.5 ignore the flag): most elements lack most metadata, so rows would
+    fail. `type` may lose it: every element has a type."""
+    lost = [
+        name
+        for name, _, options in asked
+        if options.get("nullable") and name != "type" and not info.fields[name].nullable
+    ]
+    if not lost:
+        return
+    version = server_version(client, target)
+    shown = "" if version is None else f" (server version {version[0]}.{version[1]})"
+    raise ConnectorError(
+        f"vectordb: {target.shown}{shown} created {len(lost)} metadata field(s) without nullable "
+        f"(e.g. '{lost[0]}'): this server does not support nullable fields (Milvus 2.5 and "
+        "later do), and rows of elements without that metadata would fail. The collection was "
+        "not kept. Use the minimal schema (--schema minimal) on this server, or a Milvus 2.5+ "
+        "server for the recommended one"
+    )
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,7 @@ class WikiSource(Source):
         self.config = config
         self.policy = policy or HttpPolicy()
         self.warnings: list[str] = []  # source-level notes for the job record
+        self._gaps: list[str] = []  # why the last listing may have missed pages (no deletions)
         self._client: ConfluenceServer | None = None
         self._session: requests.Session | None = None
         self._listed: list[dict[str, Any]] | None = None
@@ -179,12 +180,24 @@ class WikiSource(Source):
     def _spaces(self) -> Iterator[dict[str, Any]]:
         listed = self._listed_spaces()
         if listed is not None:
+            if len(listed) < len(set(self.config.spaces or ())):
+                self._gaps.append(f"only the first {len(listed)} spaces were read")
             yield from listed
             return
-        yield from self._paged(
+        count = 0
+        for space in self._paged(
             lambda start, limit: self.client.get_all_spaces(start=start, limit=limit),
             self.config.max_num_of_spaces,
-        )
+        ):
+            count += 1
+            yield space
+        if count >= self.config.max_num_of_spaces:
+            self._gaps.append(f"max_num_of_spaces ({count}) spaces were read; there may be more")
+
+    def listing_problem(self) -> str | None:
+        """Why the last listing may have missed pages: a space or page list that could not be
+        read, or one cut at its `max_num_of_*` limit. None when it read them all."""
+        return "the wiki source " + "; ".join(self._gaps) if self._gaps else None
 
     # -- documents ----------------------------------------------------------------------------
 
@@ -194,6 +207,7 @@ class WikiSource(Source):
 
     def documents(self) -> Iterator[Document]:
         """Yield each page (then its embedded attachments when extract_files) of each space."""
+        self._gaps = []
         spaces = self._spaces()
         while True:
             try:
@@ -216,14 +230,21 @@ class WikiSource(Source):
             ),
             self.config.max_num_of_docs_from_each_space,
         )
+        count, limit = 0, self.config.max_num_of_docs_from_each_space
         while True:
             try:
                 entry = next(pages)
             except StopIteration:
+                if count >= limit:
+                    self._gaps.append(
+                        f"read max_num_of_docs_from_each_space ({limit}) pages of "
+                        f"space {key}; there may be more"
+                    )
                 return
             except Exception as exc:
                 yield self._failed_listing(key, exc)
                 return
+            count += 1
             yield from self._page_documents(key, entry)
 
     def _page_documents(self, space_key: str, entry: dict[str, Any]) -> Iterator[Document]:
@@ -270,6 +291,7 @@ class WikiSource(Source):
         what = f"pages of space {space_key}" if space_key else "spaces"
         reason = f"could not list the {what}: {self._describe(exc)}"
         log.warning("wiki: %s", reason)
+        self._gaps.append(reason)
         return self._docs.failed_listing(space_key, reason)
 
     # -- permissions --------------------------------------------------------------------------

@@ -96,7 +96,7 @@ class WikiDocuments:
         """A page as a Document (its HTML passed through `rewrite` when given), and the
         attachments its HTML embeds."""
         page_id, title = str(page["id"]), str(page.get("title") or "")
-        url, warnings = self.page_url(page), []
+        url, warnings = self.page_url(page), list[str]()
         references: References = (set(), set())
         if rewrite is not None:
             view, references, warnings = rewrite(page_id, view)

@@ -79,7 +79,7 @@ def rewrite(
 def _attachment_references(soup: BeautifulSoup, page_id: str) -> References:
     ids: set[str] = set()
     names: set[str] = set()
-    for tag in soup.find_all(attrs={"data-linked-resource-type": "attachment"}):
+    for tag in soup.find_all(True, attrs={"data-linked-resource-type": "attachment"}):
         if tag.name != "img" and tag.get("data-linked-resource-id"):
             ids.add(str(tag["data-linked-resource-id"]).removeprefix("att"))
     for link in soup.find_all("a", href=True):

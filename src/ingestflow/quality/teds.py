@@ -156,7 +156,7 @@ def _costs(structure_only: bool) -> Any:
     from apted import Config
     from rapidfuzz.distance import Levenshtein
 
-    class Costs(Config):  # type: ignore[misc]
+    class Costs(Config):
         valuecls = float
 
         def rename(self, a: Node, b: Node) -> float:

@@ -18,8 +18,9 @@ from ingestflow.batching import bounded_batches
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import IngestflowError
-from ingestflow.runner import pools, worker
+from ingestflow.runner import pools, resume, telemetry, worker
 from ingestflow.runner.budget import DocBudget
+from ingestflow.runner.deletions import Deletions
 from ingestflow.runner.enrichment import EnrichmentTally
 from ingestflow.runner.plan import Plan
 from ingestflow.runner.stopping import Stopper
@@ -48,6 +49,10 @@ class RunOptions:
     executor: str = "local"  # "local" (worker processes) or "ray" (runner.ray_executor)
     ray_address: str | None = None  # None: a local Ray cluster for the run; "auto", "ray://…"
     preload: bool = False  # workers forked from a preloaded server where it pays (runner.preload)
+    source_key: str | None = None  # what was listed (runner.deletions); None: uploads
+    keep_deleted: bool = False  # keep what left the source in the destination
+    resume: bool = False  # job_id is an interrupted or stopped job, continued (runner.resume)
+    run_args: dict[str, Any] | None = None  # kept with a new job, to resume it (service.resume)
 
     def worker_count(self) -> int:
         """Workers to start: the given count, or one per available core."""
@@ -91,6 +96,8 @@ class JobRunner:
         self._dominant: set[int] = set()  # ids of documents that are most of the work in view
         self._resumed: dict[str, Any] = {}  # document id -> runner.reuse.Resume
         self._context: Any = None  # the fork server's context when the workers are preloaded
+        self.deletions = Deletions.for_run(self)
+        self.earlier: Any = None  # a runner.resume.Earlier: what the job did before a resume
 
     # --- public ---------------------------------------------------------------------------
     def precheck(self) -> None:
@@ -112,18 +119,21 @@ class JobRunner:
             "output_dir": self.opts.output_dir,
             "trace": self.opts.trace,
             "workflow": mask_secrets(self.plan.workflow.model_dump(mode="json")),
+            **({"run": self.opts.run_args} if self.opts.run_args else {}),
         }
+        ran_before = 0.0  # a resumed job's runtime goes on from where it ended
         if self.opts.job_id:
             from ingestflow.store.jobs import process_owner
 
             self.job_id = self.opts.job_id
             self.ws.set_owner(self.job_id, process_owner())
+            ran_before = resume.restore(self) if self.opts.resume else 0.0
             self.ws.update_job(self.job_id, nodes=self.stats)
         else:
             self.job_id = self.ws.create_job(
                 self.opts.workflow_id, self.plan.workflow.name, self.opts.job_type, self.stats, info
             )
-        started = time.perf_counter()
+        started = time.perf_counter() - ran_before
         status, message = "COMPLETED", None
         # the stop handlers, from the stream until the job is recorded (a precheck is cut short
         # by the first Ctrl-C, as before)
@@ -133,6 +143,8 @@ class JobRunner:
                 signals.enter_context(self.stopper.installed())
                 try:
                     self._stream()
+                    if self.deletions is not None:  # only after the whole listing went through
+                        self.deletions.apply(self)
                 except KeyboardInterrupt:
                     status, message = "STOPPED", "stopped by the user; finished documents were kept"
                 except Exception as exc:
@@ -201,14 +213,19 @@ class JobRunner:
         return self.ws.job_record(self.job_id)
 
     def _finish(self, status: str, processing: str, started: float, message: str | None) -> None:
+        runtime = time.perf_counter() - started
         self.ws.update_job(
             self.job_id,
             status=status,
             processing_status=processing,
-            runtime_s=time.perf_counter() - started,
+            runtime_s=runtime,
             message=message,
             nodes=self.stats,
         )
+        if telemetry.enabled():  # spans only when a collector is configured
+            note = telemetry.export_job(self.ws.job_record(self.job_id), runtime)
+            if note:
+                self.ws.update_job(self.job_id, message="; ".join(filter(None, [message, note])))
 
     def _check_stop(self) -> None:
         self.stopper.check()
@@ -218,6 +235,10 @@ class JobRunner:
         """The source's documents that need processing (failed listings and unchanged documents
         are recorded here and not passed on)."""
         for doc in self.source.documents():
+            if self.deletions is not None:
+                self.deletions.seen(doc)
+            if self.earlier is not None and self.earlier.done(doc):
+                continue  # written by this job before it was resumed
             if doc.error is not None:
                 self._record(
                     FileResult(
@@ -477,7 +498,7 @@ class JobRunner:
         if any(r is None for r in fan.results):
             return []
         prior, doc = fan.prior, fan.prior.doc
-        subs: list[worker.DocResult] = fan.results  # type: ignore[assignment]
+        subs: list[worker.DocResult] = fan.results
         failed = next((r for r in subs if not r.ok), None)
         doc.warnings += [w for r in subs for w in r.doc.warnings]
         for sub in subs:
@@ -579,8 +600,14 @@ class JobRunner:
                 )
             )
             if ok and doc.version is not None:
+                where = (doc.filename, self.opts.source_key, self.opts.destination_key or None)
                 self.ws.mark_processed(
-                    self.workflow_key, doc.record_id, doc.version, self.settings_hash, self.job_id
+                    self.workflow_key,
+                    doc.record_id,
+                    doc.version,
+                    self.settings_hash,
+                    self.job_id,
+                    where,
                 )
         self.ws.update_job(self.job_id, nodes=self.stats)
 
@@ -597,6 +624,8 @@ class JobRunner:
                 stat.success += 1
 
     def _record(self, result: FileResult) -> None:
+        if self.earlier is not None:  # a document retried on resume replaces its earlier result
+            self.earlier.replaced(result.file_id, self.counts)
         self.seq += 1
         self.counts[result.status] += 1
         self.counts["elements"] += result.elements

@@ -173,13 +173,13 @@ def _quiet(ray: Any) -> Iterator[None]:
     ray_logger.setLevel(logging.ERROR)
     module = getattr(getattr(ray, "_private", None), "worker", None)  # no public switch for it
     printer = getattr(module, "print_to_stdstream", None)
-    if printer is not None:
+    if module is not None and printer is not None:
         module.print_to_stdstream = lambda data, ignore_prefix=False: None
     try:
         yield
     finally:
         ray_logger.setLevel(level)
-        if printer is not None:
+        if module is not None and printer is not None:
             module.print_to_stdstream = printer
 
 

@@ -85,7 +85,7 @@ def _leave_fork_server() -> None:
     ends with the main process, and its workers with it (the signal above)."""
     import multiprocessing.forkserver
 
-    server = multiprocessing.forkserver._forkserver
+    server: Any = multiprocessing.forkserver._forkserver
     fd = getattr(server, "_forkserver_alive_fd", None)
     if fd is not None:
         server._forkserver_alive_fd = None

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Depends, FastAPI
 
-from ingestflow.server import errors
+from ingestflow.server import errors, ui
 from ingestflow.server.access_log import AccessLog
 from ingestflow.server.deps import ServerState, require_key
-from ingestflow.server.routes import connectors, jobs, templates, workflows
+from ingestflow.server.routes import connectors, jobs, metrics, templates, workflows
 from ingestflow.service import LitePaths, Service, UploadLimits
 
 if TYPE_CHECKING:
@@ -85,6 +85,8 @@ def create_app(
     for module in (workflows, jobs, connectors, templates):
         api.include_router(module.router)
     app.include_router(api)
+    app.include_router(metrics.router)
+    ui.install(app)  # the web UI under /ui (its own sign-in: a one-time token or an API key)
     errors.install(app)
     app.add_middleware(errors.CatchAll)
     app.add_middleware(AccessLog, write=access_log)  # outermost: it logs the status the client gets

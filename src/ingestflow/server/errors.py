@@ -163,6 +163,8 @@ def install(app: FastAPI) -> None:
                 "Not Found: the path has /api/v1 twice; give the client the server's bare URL "
                 "(http://HOST:PORT), every operation adds /api/v1 itself"
             )
+        elif exc.status_code == 404 and request.url.path.startswith("/ui"):
+            detail = "Not Found: no such page of the web UI; start at /ui/"
         elif exc.status_code == 404 and not request.url.path.startswith("/api/v1"):
             detail = "Not Found: the API is served under /api/v1 (see /docs)"
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)

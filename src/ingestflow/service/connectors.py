@@ -7,6 +7,7 @@ back keeps the stored secret.
 
 from __future__ import annotations
 
+import builtins
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,9 @@ class Connectors:
             record["updated_at"] = row["updated_at"]
         return record
 
-    def list(self, role: str | None = None, type_: str | None = None) -> list[dict[str, Any]]:
+    def list(
+        self, role: str | None = None, type_: str | None = None
+    ) -> builtins.list[dict[str, Any]]:
         """Records of every connector, or of one role and/or type."""
         if role not in (None, "source", "destination"):
             raise WorkflowInvalid(
@@ -115,7 +118,7 @@ class Connectors:
                 what="connector update",
             )
         config = body.get("config", row["config"])
-        kept: list[Problem] = []
+        kept: builtins.list[Problem] = []
         if isinstance(config, dict):
             entry = connector_type(row["type"])
             endpoint = entry.endpoint_fields if entry else ()
@@ -219,7 +222,11 @@ class Connectors:
         return check_connector(row["type"], checked.config, **self.lite.options(checked.config))
 
     def _checked(
-        self, body: Any, role: str | None, more: list[Problem] | None = None, what: str = ""
+        self,
+        body: Any,
+        role: str | None,
+        more: builtins.list[Problem] | None = None,
+        what: str = "",
     ) -> CheckedConnector:
         """A valid connector body whose Lite path (if any) this service may open; else 422 with
         every problem (`more`: those already found)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from ingestflow.service.connectors import Connectors
 from ingestflow.service.jobs import Jobs
@@ -52,7 +53,7 @@ class Service:
 
         return NodeCache(self.root / "cache" / "nodes")
 
-    def cache_usage(self) -> dict[str, object]:
+    def cache_usage(self) -> dict[str, Any]:
         """The node-output cache: where, how many outputs, bytes, the bound."""
         cache = self._cache()
         files, size = cache.usage()
@@ -66,6 +67,12 @@ class Service:
     def clear_cache(self) -> tuple[int, int]:
         """Empty the node-output cache; (files, bytes) removed."""
         return self._cache().clear()
+
+    def metrics(self) -> bytes:
+        """The workspace's jobs as Prometheus exposition text."""
+        from ingestflow.service.metrics import metrics_text
+
+        return metrics_text(self.ws)
 
     def close(self) -> None:
         """Close the store."""

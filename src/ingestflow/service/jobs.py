@@ -6,16 +6,20 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import signal
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.spec.problems import Problem
 from ingestflow.store import Workspace
 from ingestflow.store.jobs import ACTIVE_STATUSES, JOB_STATUSES, owner_alive
+
+if TYPE_CHECKING:
+    from ingestflow.service.page_view import FileView
 
 INFORMATION = (
     "id",
@@ -47,7 +51,7 @@ class Jobs:
 
     def list(
         self, workflow_id: str | None = None, status: str | None = None, limit: int = 100
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Full job records, newest first."""
         return self.ws.list_jobs(limit, workflow_id, _status(status))
 
@@ -92,6 +96,7 @@ class Jobs:
             "processing_status": record["processing_status"],
             "node_stats": record["node_stats"],
             "message": record["message"],
+            "deleted": record["deleted"],  # documents that left the source, removed (an extra)
         }
 
     def failed_files(self, ref: str) -> dict[str, Any]:
@@ -117,7 +122,7 @@ class Jobs:
             )
         return {"id": row["id"], "status": "cancelled", "message": message}
 
-    def download(self, ref: str, file: str, node: str | None) -> list[dict[str, Any]]:
+    def download(self, ref: str, file: str, node: str | None) -> builtins.list[dict[str, Any]]:
         """The elements of one file after one node (no node: the last node's, i.e. the output)."""
         record = self.get(ref)
         matches = [f for f in record["files"] if file in (f["file_id"], f["filename"])] or [
@@ -166,13 +171,26 @@ class Jobs:
 
         return diff_jobs(self.ws, job_a, job_b, node, file)
 
-    def export_node(self, ref: str, node: str | None, folder: Path) -> list[Path]:
+    def file_view(self, ref: str, file_id: str, node: int, first_page: int = 1) -> FileView:
+        """A file after node `node` (from 1), over its pages from `first_page` on (see
+        `service.page_view`)."""
+        from ingestflow.service.page_view import file_view
+
+        return file_view(self.ws, ref, file_id, node, first_page)
+
+    def page_image(self, ref: str, file_id: str, number: int) -> tuple[bytes, str]:
+        """Page `number` of the document the job read for a file: image bytes, media type."""
+        from ingestflow.service.page_view import document_page
+
+        return document_page(self.ws, ref, file_id, number)
+
+    def export_node(self, ref: str, node: str | None, folder: Path) -> builtins.list[Path]:
         """Write every file's elements after one node (no node: the output) into `folder`, one
         JSON file per document named by its path (`docs/a.pdf` → `folder/docs/a.pdf.json`)."""
         from ingestflow.files import write_json_atomic
 
         record = self.get(ref)
-        written: list[Path] = []
+        written: builtins.list[Path] = []
         root = folder.resolve()
         for entry in record["files"]:
             if entry["status"] != "SUCCESS":

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 log = logging.getLogger("ingestflow.server")
@@ -100,7 +101,7 @@ class Launcher:
                     continue
                 if row["workflow_id"] in busy:
                     continue  # one run of a workflow at a time: this one waits its turn
-                process = launch_job(ws.db, row["id"], lambda job=row["id"]: self._spawn(job))
+                process = launch_job(ws.db, row["id"], partial(self._spawn, row["id"]))
                 busy.add(row["workflow_id"])  # started here or elsewhere: its turn is taken
                 if process is not None:
                     self.running[row["id"]] = (row["workflow_id"], process)

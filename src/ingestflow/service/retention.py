@@ -164,6 +164,7 @@ def _delete_records(ws: Workspace, job_id: str) -> bool:
         ).rowcount
         if deleted:
             ws.db.execute("DELETE FROM job_files WHERE job_id = ?", (job_id,))
+            ws.db.execute("DELETE FROM job_deletions WHERE job_id = ?", (job_id,))
     return bool(deleted)
 
 

@@ -91,6 +91,8 @@ class Runs:
         doc_timeout: float | None = 1800.0,
         preload: bool = False,
         identity: str | None = None,
+        keep_deleted: bool = False,
+        resume: bool = False,
     ) -> Prepared:
         """Check a workflow body and the run's arguments, and open its connectors.
 
@@ -100,8 +102,11 @@ class Runs:
         from a server that loads their libraries once (`runner.preload`). `identity`: the local
         files' record ids come from it and their names, not their paths (uploads). `output`:
         the folder asked for (an error with a destination connector); `output_default`: where
-        local output goes when none is asked for (default ./output)."""
+        local output goes when none is asked for (default ./output). `keep_deleted`: keep what
+        left the source in the destination (`runner.deletions`); `resume`: `job_id` is a job
+        continued in place (`service.resume`)."""
         from ingestflow.connectors.local import LocalDestination, LocalSource
+        from ingestflow.runner.deletions import connector_source_key, local_source_key
         from ingestflow.runner.executor import RunOptions
         from ingestflow.runner.plan import build_plan
 
@@ -131,6 +136,7 @@ class Runs:
                 *([output or Path("output")] if destination_ref is None else []),
             ]
             source = LocalSource(inputs, exclude=exclude, identity=identity)
+            source_key = local_source_key(inputs) if identity is None else None  # uploads: none
             if all(p.exists() for p in inputs):
                 total = source.count()
         else:
@@ -147,6 +153,9 @@ class Runs:
                 )
             checked = self.connectors.resolve(source_ref, "source")
             source = self.connectors.build(checked)
+            source_key = connector_source_key(
+                checked.entry.identity(checked.config), checked.config
+            )
         output_dir: str | None = None
         if destination_ref is None:
             if on_oversize:
@@ -192,6 +201,9 @@ class Runs:
             job_type=job_type,
             job_id=job_id,
             preload=preload,
+            source_key=source_key,
+            keep_deleted=keep_deleted,
+            resume=resume,
         )
         return Prepared(plan, source, destination, options, total)
 
@@ -234,9 +246,10 @@ class Runs:
         uploads: Iterable[Upload] = (),
         limits: UploadLimits | None = None,
         job_type: str | None = None,
+        keep_deleted: bool = False,
     ) -> dict[str, Any]:
         """Record a SCHEDULED job of a stored workflow (with its uploaded files); returns its
-        record. The launcher starts it."""
+        record. The launcher starts it. `keep_deleted`: see `prepare`."""
         row = self.workflows.row(ref)
         body = row["body"]
         local = body.get("source_id") is None
@@ -278,6 +291,8 @@ class Runs:
         run: dict[str, Any] = {"body": body, "inputs": [str(folder)] if folder else []}
         if local:  # an upload is one document of its workflow, whichever job it came with
             run["identity"] = f"upload:{row['id']}"
+        if keep_deleted:
+            run["keep_deleted"] = True
         info = {
             "output_dir": output_dir,
             "trace": True,
@@ -375,6 +390,11 @@ class Runs:
         info = json.loads(row["info"] or "{}")
         run = info.get("run") or {}
         try:
+            if info.get("resumed"):  # continued in place (service.resume)
+                from ingestflow.service.resume import prepare_resume
+
+                prepared = prepare_resume(self, row, preload=True)
+                return self.start(prepared, progress)
             prepared = self.prepare(
                 run.get("body"),
                 inputs=[Path(p) for p in run.get("inputs", [])],
@@ -385,6 +405,7 @@ class Runs:
                 job_id=job_id,
                 preload=True,  # a job process runs one job
                 identity=run.get("identity"),
+                keep_deleted=bool(run.get("keep_deleted")),
             )
             return self.start(prepared, progress)
         except Exception as exc:

@@ -7,6 +7,7 @@ right role, its template exists. On-demand workflows (made for one API job) cann
 
 from __future__ import annotations
 
+import builtins
 import re
 import uuid
 from datetime import datetime
@@ -142,7 +143,7 @@ class Workflows:
         sort_direction: str = "asc",
         page: int = 1,
         page_size: int = 20,
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Long-lived workflows matching the filters, sorted and paged (pages count from 1)."""
         problems = []
         if sort_by not in SORT_FIELDS:
@@ -178,7 +179,7 @@ class Workflows:
         start = (page - 1) * page_size
         return records[start : start + page_size]
 
-    def scheduled(self) -> list[dict[str, Any]]:
+    def scheduled(self) -> builtins.list[dict[str, Any]]:
         """Records of the long-lived workflows that have a schedule (read every few seconds by
         each server: only those rows are decoded)."""
         where = "kind = ? AND json_extract(body, '$.schedule') IS NOT NULL"
@@ -238,7 +239,9 @@ def _record(row: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _with_node_ids(body: dict[str, Any], old: list[dict[str, Any]] | None) -> dict[str, Any]:
+def _with_node_ids(
+    body: dict[str, Any], old: builtins.list[dict[str, Any]] | None
+) -> dict[str, Any]:
     """Every node with an id: a safe id the client gave (or the node had) is kept, else a new
     one."""
     taken: set[str] = set()
@@ -252,7 +255,7 @@ def _with_node_ids(body: dict[str, Any], old: list[dict[str, Any]] | None) -> di
     return body
 
 
-def _instant(field: str, value: str | None, problems: list[Problem]) -> datetime | None:
+def _instant(field: str, value: str | None, problems: builtins.list[Problem]) -> datetime | None:
     """A filter's date or time; naive means local time (see `_in_terms_of`)."""
     if value is None:
         return None

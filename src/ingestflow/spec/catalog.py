@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from pathlib import Path
+from typing import Final
 
 # SPEC.md stand-in -> vendor spelling (reference/nodes.md).
 VENDOR_NAMES = {
@@ -26,7 +27,7 @@ VENDOR_NAMES = {
 }
 VENDOR_TO_PROVIDER = {vendor: canonical for canonical, vendor in VENDOR_NAMES.items()}
 
-DEFAULT_VLM_PROVIDER = "provider_a"
+DEFAULT_VLM_PROVIDER: Final = "provider_a"
 DEFAULT_VLM_MODEL = "claude-sonnet-4-20250514"
 
 _VLM_MODELS: dict[str, tuple[str, ...]] = {

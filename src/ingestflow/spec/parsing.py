@@ -320,8 +320,8 @@ def _problem(
         return Problem(path, f"`{field}` must be {_TYPE_WORDS[kind]}", found=found)
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         ctx = err.get("ctx", {})
-        allowed = {k: v for k, v in ctx.items() if k in ("gt", "ge", "lt", "le")}
-        return Problem(path, f"`{field}` {err['msg'].lower()}", found=found, allowed=allowed)
+        bounds = {k: v for k, v in ctx.items() if k in ("gt", "ge", "lt", "le")}
+        return Problem(path, f"`{field}` {err['msg'].lower()}", found=found, allowed=bounds)
     message = err["msg"].removeprefix("Value error, ")
     return Problem(path, f"`{field}` {message}" if field else message, found=found)
 

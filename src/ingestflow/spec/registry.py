@@ -6,6 +6,7 @@ library; the runner resolves them with `stage_class()`.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ class NodeKind:
 
     type: str
     subtype: str
-    settings: type[s.Settings]
+    settings: builtins.type[s.Settings]
     stage: str  # "module:Class"
     #: Element types whose image crop the node needs from the partitioner (enrichments).
     crops: tuple[str, ...] = ()
@@ -38,7 +39,7 @@ _REGISTRY: dict[tuple[str, str], NodeKind] = {}
 def register(
     type_: str,
     subtype: str,
-    settings: type[s.Settings],
+    settings: builtins.type[s.Settings],
     stage: str,
     crops: tuple[str, ...] = (),
 ) -> None:

@@ -50,8 +50,7 @@ def validate_workflow(data: Any, today: date | None = None) -> CheckedWorkflow:
     if workflow is None:
         # Still judge the nodes, so one run reports everything it can.
         raw_nodes = data.get("workflow_nodes") if isinstance(data, dict) else None
-        nodes = _parse_nodes_raw(raw_nodes, problems)
-        return CheckedWorkflow(None, nodes, problems)
+        return CheckedWorkflow(None, _parse_nodes_raw(raw_nodes, problems), problems)
     nodes: list[ParsedNode] = []
     for index, node in enumerate(workflow.workflow_nodes or []):
         kind = registry.lookup(node.type, node.subtype)

@@ -27,7 +27,11 @@ from pathlib import Path
 from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.providers import config
-from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
+from ingestflow.spec.settings import (
+    ImageBlockType,
+    UnstructuredPartitionSettings,
+    VLMPartitionSettings,
+)
 from ingestflow.stages import filetypes, hires
 from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.partition import (
@@ -51,7 +55,7 @@ ROUTING_DPI = 72
 #: text PDF are read by Fast, the others by High Res at about a second each).
 PAGES_PER_PART = 4
 #: Element types of Auto's High Res pages that keep their image (enrichments read them).
-AUTO_IMAGE_BLOCKS = ["Image", "Table"]
+AUTO_IMAGE_BLOCKS: list[ImageBlockType] = ["Image", "Table"]
 
 
 @dataclass(frozen=True)
@@ -220,20 +224,20 @@ class VLMPartitionStage(Stage):
             if self._reader is not None:  # a photo or a scan: the VLM reads it
                 return self._reader.read(path, name, True, unique), [], {"vlm": 1}
             assert self._hi_res is not None
-            elements, warnings = self._hi_res._partition_file(path, name, is_temp)
-            return _tag(elements, "hi_res"), warnings, {"hi_res": 1}
+            read, notes = self._hi_res._partition_file(path, name, is_temp)
+            return _tag(read, "hi_res"), notes, {"hi_res": 1}
         if file_type.name != "PDF":
-            elements, warnings = self._fast._partition_file(path, name, is_temp)
+            read, notes = self._fast._partition_file(path, name, is_temp)
             if not self.settings.fast_allowed or not self.settings.is_auto:
-                warnings.append(
+                notes.append(
                     f"a {file_type.name} file has no pages to lay out: it was read by its own "
                     "partitioner (the Fast strategy)"
                 )
-            return _tag(elements, "fast"), warnings, {}
+            return _tag(read, "fast"), notes, {}
         if not self.settings.is_auto:
             assert self._reader is not None
-            elements = self._reader.read(path, name, False, unique, offset=first_page - 1)
-            return elements, [], {"vlm": len({e["metadata"]["page_number"] for e in elements})}
+            read = self._reader.read(path, name, False, unique, offset=first_page - 1)
+            return read, [], {"vlm": len({e["metadata"]["page_number"] for e in read})}
         routes = route_pages(path, self.settings.fast_allowed, vlm=self._reader is not None)
         elements: list[Element] = []
         warnings: list[str] = []

@@ -280,7 +280,7 @@ def iter_attachments(path: Path, file_type: FileType) -> Iterator[Attachment]:
     if file_type.name == "EML":
         with path.open("rb") as fh:
             message = email.message_from_binary_file(fh, policy=email.policy.default)
-        for part in message.iter_attachments():  # type: ignore[attr-defined]
+        for part in message.iter_attachments():
             if part.get_content_type().startswith("multipart/"):
                 copy = email.message_from_bytes(part.as_bytes(), policy=email.policy.default)
                 del copy["Content-Disposition"]  # else the copy's body is the attachment itself

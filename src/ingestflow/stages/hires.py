@@ -17,6 +17,8 @@ hooks, active only while a hi_res call runs in this process:
 - link annotations are read on every page: the library keeps `metadata.links` only when the first
   page of the call has a link, which drops every link of a document (or page range) whose first
   page has none;
+- scanned pages are turned upright (90/180/270 degrees, and a few degrees of skew) before
+  layout and OCR, and their elements' coordinates mapped back (`orientation`);
 - pages are rendered once: the library renders every page to a PNG file up to four times (layout,
   OCR, and once per type of `extract_image_block_types`), and PNG encoding was a third of the
   time of a text PDF; later renderings of the same pages are hard links to the first.
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
-from ingestflow.stages import layout_model, table_model
+from ingestflow.stages import layout_model, orientation, table_model
 from ingestflow.stages.tables import Word
 
 #: Rendering resolution of the library's hi_res (layout model and OCR), in dots per inch.
@@ -146,6 +148,9 @@ def check_environment(node: str, languages: list[str], tables: bool = False) -> 
     problem = layout_model.available()
     if problem:
         raise EnvironmentProblem(f"partition node {node!r}: High Res: {problem}")
+    problem = orientation.available()
+    if problem:
+        raise EnvironmentProblem(f"partition node {node!r}: High Res: {problem}")
     if tables:
         try:
             mode = table_model.structure_mode()
@@ -186,6 +191,7 @@ def load_layout_model() -> None:
     from unstructured_inference.models.base import get_model
 
     get_model(layout_model.LAYOUT_MODEL_NAME)
+    orientation.get_session()
 
 
 def load_table_model() -> None:
@@ -197,7 +203,7 @@ def load_table_model() -> None:
 # --- one call ------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Iterator[_Call]:
-    """Install the five hooks for one hi_res call (see the module docstring)."""
+    """Install the six hooks for one hi_res call (see the module docstring)."""
     import unstructured.partition.pdf as pdf_module
     import unstructured.partition.pdf_image.ocr as ocr_module
 
@@ -250,8 +256,9 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
         with (
             _single_threaded_ocr(),
             tempfile.TemporaryDirectory(prefix="ingestflow-renders-") as folder,
+            orientation.hooks(path, is_image) as straightener,
         ):
-            renders = _Renders(Path(folder), original_render)
+            renders = _Renders(Path(folder), original_render, straightener.rendered)
             image_utils.render_pdf_to_image = renders
             layout_module.convert_pdf_to_image = renders
             yield call
@@ -270,9 +277,10 @@ class _Renders:
     the PNG files of the first call are kept (hard links, in `folder`) and later calls get links
     to them in the folder they ask for."""
 
-    def __init__(self, folder: Path, render: Any) -> None:
+    def __init__(self, folder: Path, render: Any, rendered: orientation.Rendered) -> None:
         self.folder = folder
         self.render = render
+        self.rendered = rendered  # turns scanned pages upright, in place
         self.done: dict[str, list[Path]] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -285,6 +293,7 @@ class _Renders:
         kept = self.done.get(key)
         if kept is None:
             paths = self.render(**kwargs)
+            self.rendered(paths)
             keep = self.folder / str(len(self.done))
             keep.mkdir()
             self.done[key] = [_link(Path(path), keep / Path(path).name) for path in paths]

@@ -79,7 +79,7 @@ def _model_class() -> type:
     names = [name for name, _ in CDLA_CLASSES]
     class_map = {index: layout for index, (_, layout) in enumerate(CDLA_CLASSES)}
 
-    class CDLALayoutModel(UnstructuredObjectDetectionModel):  # type: ignore[misc]
+    class CDLALayoutModel(UnstructuredObjectDetectionModel):
         """`layout_cdla.onnx` on onnxruntime, answering as the library's detection models do."""
 
         def initialize(self, model_path: str, confidence: float) -> None:

@@ -192,7 +192,7 @@ def _original(name: str) -> Any:
                 recording.append(text)
                 return Text
 
-            parser.derive_element_type_from_text = dispatch_derive  # type: ignore[assignment]
+            parser.derive_element_type_from_text = dispatch_derive
             _replaced[name] = derive
         elif name == "process":
             from unstructured.nlp import tokenize
@@ -204,7 +204,7 @@ def _original(name: str) -> Any:
                 found = lookup(str(text)) if lookup is not None else None
                 return found if found is not None else process(text)
 
-            tokenize._process = dispatch_process  # type: ignore[assignment]
+            tokenize._process = dispatch_process
             _replaced[name] = process
         else:
             from unstructured.partition import pdf

@@ -177,7 +177,7 @@ class UnstructuredPartitionStage(Stage):
         """The element types to crop (`image_base64`): `extract_image_block_types`, and under
         High Res also those the workflow's enrichment nodes need (`RunContext.enrichment_crops`;
         they leave the output after the last node that needs them unless listed here)."""
-        blocks = list(self.settings.extract_image_block_types or ())
+        blocks: list[str] = list(self.settings.extract_image_block_types or ())
         if self.settings.strategy == "hi_res":
             listed = {b.lower() for b in blocks}
             blocks += [t for t in self.context.enrichment_crops if t.lower() not in listed]
@@ -509,7 +509,7 @@ def set_hierarchy(elements: list[Element]) -> None:
         )
         for element in elements
     ]
-    set_element_hierarchy(proxies)  # type: ignore[arg-type]
+    set_element_hierarchy(proxies)
     for element, proxy in zip(elements, proxies, strict=True):
         if proxy.metadata.parent_id is None:
             element["metadata"].pop("parent_id", None)

@@ -80,6 +80,17 @@ MIGRATIONS: tuple[str, ...] = (
         server TEXT, job_id TEXT, note TEXT, PRIMARY KEY (workflow_id, fire_time)
     );
     """,
+    # 6: what an incremental run needs to remove a document that left its source (its name, and
+    # the source and destination it was last written from and to), and what each job removed
+    """
+    ALTER TABLE file_state ADD COLUMN filename TEXT;
+    ALTER TABLE file_state ADD COLUMN source_key TEXT;
+    ALTER TABLE file_state ADD COLUMN destination_key TEXT;
+    CREATE TABLE job_deletions (
+        job_id TEXT NOT NULL, record_id TEXT NOT NULL, filename TEXT, status TEXT NOT NULL,
+        error TEXT, seq INTEGER, PRIMARY KEY (job_id, record_id)
+    );
+    """,
 )
 
 

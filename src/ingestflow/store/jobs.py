@@ -1,9 +1,10 @@
 """The workspace: a SQLite file of jobs, per-file results, stored resources, and per-node outputs.
 
 Layout of a workspace (`./.ingestflow` by default):
-  ingestflow.db          jobs, job_files, file_state (reprocess_all: false), connectors,
-                         workflows, api_keys, connection_checks, schedule_firings (see db.py
-                         for the migrations, claims.py for the writes several processes share)
+  ingestflow.db          jobs, job_files, file_state (reprocess_all: false), job_deletions,
+                         connectors, workflows, api_keys, connection_checks, schedule_firings
+                         (see db.py for the migrations, claims.py for the writes several
+                         processes share, sync.py for incremental runs' deletions)
   jobs/<job id>/nodes/<node id>/<file id>.json   each node's output per file (traced runs)
   jobs/<job id>/output/  the output of a job run through the API (local destination)
   uploads/<job id>/      files uploaded to a job through the API
@@ -23,6 +24,7 @@ from typing import Any
 from ingestflow.errors import NotFound
 from ingestflow.store.db import by_prefix, connect_db, now
 from ingestflow.store.resources import CheckRows, ConnectorRows, KeyRows, WorkflowRows
+from ingestflow.store.sync import removals
 
 JOB_STATUSES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "STOPPED", "FAILED")
 ACTIVE_STATUSES = ("SCHEDULED", "IN_PROGRESS")
@@ -363,6 +365,9 @@ class Workspace:
         }
         if row["runtime_s"] is not None:
             record["runtime"] = iso_duration(row["runtime_s"])
+        removed = removals(self.db, row["id"])
+        record["deleted"], record["deleted_files"] = removed["deleted"], removed["deleted_files"]
+        record["failed_files"] += removed["failed_files"]  # a removal that failed fails too
         return record
 
     # --- per-node outputs -----------------------------------------------------------------
@@ -403,10 +408,19 @@ class Workspace:
         return row is not None and tuple(row) == (content_hash, settings_hash)
 
     def mark_processed(
-        self, workflow_key: str, record_id: str, content_hash: str, settings_hash: str, job_id: str
+        self,
+        workflow_key: str,
+        record_id: str,
+        content_hash: str,
+        settings_hash: str,
+        job_id: str,
+        where: tuple[str | None, str | None, str | None] = (None, None, None),
     ) -> None:
-        """Remember a document's successful run."""
+        """Remember a document's successful run; `where`: its file name, and the source and
+        destination it came from and went to (what `runner.deletions` needs to remove it)."""
         self.db.execute(
-            "INSERT OR REPLACE INTO file_state VALUES (?,?,?,?,?,?)",
-            (workflow_key, record_id, content_hash, settings_hash, job_id, now()),
+            "INSERT OR REPLACE INTO file_state (workflow_key, record_id, content_hash, "
+            "settings_hash, job_id, updated_at, filename, source_key, destination_key) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (workflow_key, record_id, content_hash, settings_hash, job_id, now(), *where),
         )

@@ -1,4 +1,4 @@
-"""/jobs: list, get, details, failed files, download, cancel, and on-demand jobs."""
+"""/jobs: list, get, details, failed files, download, cancel, resume, and on-demand jobs."""
 
 from __future__ import annotations
 
@@ -118,3 +118,15 @@ def download(
 def cancel(job_id: str, svc: ServiceDep) -> dict[str, Any]:
     """Stop a job (finished documents are kept)."""
     return svc.jobs.cancel(job_id)
+
+
+@both(router, "POST", "/jobs/{job_id}/resume", status_code=202, responses=responses(404, 409))
+def resume(job_id: str, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
+    """Continue a stopped or interrupted job in place: the same job, SCHEDULED again, runs only
+    the documents it had not written yet. 409 for a job still running, one that finished, or
+    one whose workflow changed since."""
+    from ingestflow.service.resume import schedule
+
+    record = information(schedule(svc.runs, job_id))
+    state.submitted()
+    return record

@@ -111,14 +111,18 @@ def delete_workflow(workflow_id: str, svc: ServiceDep, state: StateDep) -> dict[
     openapi_extra=MULTIPART_DOC,
     responses=responses(404, 413),
 )
-async def run_workflow(workflow_id: str, request: Request, state: StateDep) -> dict[str, Any]:
+async def run_workflow(
+    workflow_id: str, request: Request, state: StateDep, keep_deleted: bool = False
+) -> dict[str, Any]:
     """Run a workflow as a job (files in a multipart body for a local source); 202 with the
-    job, which runs in the background: poll GET /jobs/{job_id}."""
+    job, which runs in the background: poll GET /jobs/{job_id}. `keep_deleted` (reprocess_all
+    false): keep in the destination the documents that left the source."""
     files, _ = await read_form(request, state.limits)
 
     def submit() -> dict[str, Any]:
         with Service(state.workspace) as svc:
-            return information(svc.runs.submit(workflow_id, files, state.limits))
+            job = svc.runs.submit(workflow_id, files, state.limits, keep_deleted=keep_deleted)
+            return information(job)
 
     record = await run_in_threadpool(submit)
     state.submitted()

@@ -1,0 +1,85 @@
+"""`ingestflow ui`: the REST server with its web UI on this machine's loopback, and a one-time
+sign-in link (as Jupyter prints one)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ingestflow.cli.app import DEFAULT_WORKSPACE, WorkspaceOpt, app
+
+DEFAULT_PORT = 8765
+
+
+@app.command()
+def ui(
+    workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")
+    ] = DEFAULT_PORT,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the sign-in link; open no browser.")
+    ] = False,
+    max_jobs: Annotated[
+        int, typer.Option("--max-jobs", min=1, help="Jobs running at once; the rest wait.")
+    ] = 2,
+) -> None:
+    """Open the web UI: jobs, each file's pages with its elements drawn over them, two jobs
+    compared. Serves on 127.0.0.1 only and prints a link that signs one browser in once; the
+    REST API is served beside it under /api/v1 (with API keys, as `ingestflow serve`)."""
+    import socket
+    import threading
+    import time
+    import webbrowser
+
+    import uvicorn
+
+    from ingestflow.cli.output import failing_cleanly
+    from ingestflow.offline import set_offline_env
+    from ingestflow.server.access_log import to_stderr
+    from ingestflow.server.app import create_app
+    from ingestflow.service import Service
+
+    with failing_cleanly(), Service(workspace):
+        pass  # made and checked before anything listens
+    set_offline_env()
+    app_ = create_app(workspace, max_running=max_jobs, access_log=to_stderr)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        typer.echo(
+            f"✗ cannot listen on 127.0.0.1:{port} ({exc.strerror}): another program uses it; "
+            "give another port with --port N (0 picks a free one)",
+            err=True,
+        )
+        raise typer.Exit(3) from None
+    bound = sock.getsockname()[1]
+    link = f"http://127.0.0.1:{bound}/ui/signin?token={app_.state.signin.issue_token()}"
+    server = uvicorn.Server(
+        uvicorn.Config(app_, log_level="warning", server_header=False, access_log=False)
+    )
+
+    def announce() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        if not server.started:
+            return
+        typer.echo(
+            f"ingestflow UI for workspace {workspace.resolve()}\n"
+            f"open this link to sign in (it works once; stop with Ctrl-C):\n    {link}",
+            err=True,
+        )
+        if not no_browser:
+            webbrowser.open(link)
+
+    threading.Thread(target=announce, daemon=True).start()
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn shut down cleanly, then raised the Ctrl-C again (as `uvicorn.run` does)
+    finally:
+        sock.close()

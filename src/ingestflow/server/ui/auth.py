@@ -1,0 +1,90 @@
+"""Signing the browser in: a one-time token from `ingestflow ui`'s link, or an API key typed
+into the sign-in page, opens a session held in an HttpOnly, SameSite=Strict cookie."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from starlette.responses import RedirectResponse, Response
+
+from ingestflow.server.deps import state
+from ingestflow.server.ui.render import page
+from ingestflow.service import Service
+from ingestflow.service.signin import SignIn
+
+COOKIE = "ingestflow_ui"
+PREFIX = "/ui"
+router = APIRouter(include_in_schema=False)
+
+
+class SignInNeeded(Exception):
+    """The request carries no open session: answer 401 with the sign-in page."""
+
+
+def signin(request: Request) -> SignIn:
+    """The server's sign-in tokens and sessions."""
+    return request.app.state.signin
+
+
+def signed_in(request: Request) -> None:
+    """Raise SignInNeeded unless the request's cookie is an open session."""
+    if not signin(request).valid(request.cookies.get(COOKIE)):
+        raise SignInNeeded
+
+
+def sign_in_page(
+    request: Request, exc: Exception | None = None, message: str = "", status: int = 401
+) -> Response:
+    """The sign-in page (answered 401 where a page was asked for without a session)."""
+    return page("signin.html", status=status, message=message, signed_in=False)
+
+
+def _session_answer(session: str, to: str = PREFIX + "/") -> Response:
+    answer = RedirectResponse(to, status_code=303)
+    answer.set_cookie(
+        COOKIE, session, httponly=True, samesite="strict", path=PREFIX, secure=False
+    )  # secure=False: the UI is served over plain HTTP on loopback
+    return answer
+
+
+@router.get(PREFIX + "/signin")
+def token_sign_in(request: Request, token: str | None = None) -> Response:
+    """The link `ingestflow ui` prints: its token, used once, opens a session."""
+    session = signin(request).redeem(token)
+    if session is None:
+        return sign_in_page(
+            request,
+            message="This sign-in link is wrong or was used already (each link signs in once). "
+            "Run `ingestflow ui` again for a new link, or sign in with an API key.",
+        )
+    return _session_answer(session)
+
+
+@router.get(PREFIX + "/login")
+def login_page(request: Request) -> Response:
+    """The sign-in page (an API key)."""
+    return sign_in_page(request, status=200)
+
+
+@router.post(PREFIX + "/login")
+def key_sign_in(request: Request, key: Annotated[str, Form()] = "") -> Response:
+    """An API key typed into the sign-in page opens a session."""
+    with Service(state(request).workspace, check=False) as opened:
+        ok = opened.keys.verify(key.strip())
+    if not ok:
+        return sign_in_page(
+            request,
+            message="That API key is wrong or revoked. `ingestflow keys create` makes one; "
+            "`ingestflow ui` prints a sign-in link that needs no key.",
+        )
+    return _session_answer(signin(request).open_session())
+
+
+@router.post(PREFIX + "/logout")
+def sign_out(request: Request) -> Response:
+    """Close the session and forget the cookie."""
+    signin(request).close(request.cookies.get(COOKIE))
+    answer = RedirectResponse(PREFIX + "/login", status_code=303)
+    answer.delete_cookie(COOKIE, path=PREFIX, httponly=True, samesite="strict")
+    return answer

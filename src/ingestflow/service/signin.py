@@ -1,0 +1,69 @@
+"""Browser sign-in for the web UI: one-time sign-in tokens (`ingestflow ui` prints one in its
+link) and the sessions they, or an API key, open. Held in the server's memory: a restart signs
+everyone out, as Jupyter does."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+
+SESSION_HOURS = 12.0
+
+
+class SignIn:
+    """One-time tokens and browser sessions of one server process."""
+
+    def __init__(self, session_hours: float = SESSION_HOURS) -> None:
+        self.session_s = session_hours * 3600
+        self._tokens: set[str] = set()  # digests of tokens not used yet
+        self._sessions: dict[str, float] = {}  # digest of a session id -> when it ends
+        self._lock = threading.Lock()
+
+    def issue_token(self) -> str:
+        """A new one-time sign-in token (only its digest is kept)."""
+        token = secrets.token_urlsafe(32)
+        with self._lock:
+            self._tokens.add(_digest(token))
+        return token
+
+    def redeem(self, token: str | None) -> str | None:
+        """A new session id when `token` is a token not used yet (it is used up), else None."""
+        if not token:
+            return None
+        with self._lock:
+            try:
+                self._tokens.remove(_digest(token))
+            except KeyError:
+                return None
+        return self.open_session()
+
+    def open_session(self) -> str:
+        """A new session id (after a token or an API key was checked)."""
+        session = secrets.token_urlsafe(32)
+        with self._lock:
+            self._sessions[_digest(session)] = time.monotonic() + self.session_s
+        return session
+
+    def valid(self, session: str | None) -> bool:
+        """True when `session` is an open session that has not ended."""
+        if not session:
+            return False
+        with self._lock:
+            ends = self._sessions.get(_digest(session))
+            if ends is not None and ends < time.monotonic():
+                del self._sessions[_digest(session)]
+                ends = None
+        return ends is not None
+
+    def close(self, session: str | None) -> None:
+        """Sign a session out."""
+        if session:
+            with self._lock:
+                self._sessions.pop(_digest(session), None)
+
+
+def _digest(secret: str) -> str:
+    # looked up by digest: a dict lookup's timing tells nothing about the secret itself
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,25 @@
+"""The source type-checks: `mypy` over src/ (its settings in pyproject.toml) finds nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def test_mypy() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-error-summary",
+            "--cache-dir",
+            str(REPO / ".mypy_cache"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
