@@ -33,6 +33,17 @@ def test_import_is_light_and_lists_the_api() -> None:
     assert heavy == "False"
 
 
+def test_one_list_of_public_names() -> None:
+    from ingestflow import api, errors
+
+    assert ingestflow.__all__ is api.__all__  # re-exported, not kept in step by hand
+    assert {name: getattr(ingestflow, name) for name in api.__all__} == {
+        name: getattr(api, name) for name in api.__all__
+    }
+    assert ingestflow.IngestflowError is errors.IngestflowError
+    assert "IngestflowError" in api.__all__
+
+
 def test_load_and_validate() -> None:
     wf = ingestflow.load_workflow("fixtures/workflows/valid/02-fast-by-title-embed.json")
     assert wf.nodes == ["Partitioner", "Chunker", "Embedder"]

@@ -1,5 +1,6 @@
-"""The import graph: arrows run one way (front ends → service → runner → stages/connectors/
-providers → spec/store → core), front ends call only the service, and no module-level cycle."""
+"""The import graph: arrows run one way (front ends → service → runner → stages/connectors →
+providers → spec/store → core), front ends call only the service, and no cycle between modules.
+Imports inside functions count as much as those at the top: a lazy import is still an arrow."""
 
 from __future__ import annotations
 
@@ -15,17 +16,18 @@ LAYERS = {
     "batching": 0,
     "offline": 0,
     "files": 0,
+    "locks": 0,
     "quality": 0,
     "spec": 1,
     "store": 1,
-    "stages": 2,
-    "connectors": 2,
     "providers": 2,
-    "runner": 3,
-    "service": 4,
-    "cli": 5,
-    "server": 5,
-    "api": 5,
+    "stages": 3,
+    "connectors": 3,
+    "runner": 4,
+    "service": 5,
+    "cli": 6,
+    "server": 6,
+    "api": 6,
 }
 FRONT_ENDS = {"cli", "server", "api"}
 FRONT_END_MAY_CALL = {"service", "errors", "offline", "cli", "server", "api"}
@@ -42,10 +44,14 @@ def _part(module: str) -> str:
 
 def _imports(path: Path) -> tuple[set[str], set[str]]:
     """(every ingestflow import, those at module level), outside `if TYPE_CHECKING:` blocks."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+    return _imports_in(ast.parse(path.read_text(encoding="utf-8")), package)
+
+
+def _imports_in(tree: ast.Module, package: str) -> tuple[set[str], set[str]]:
+    """`_imports` of a parsed module of `package`."""
     found: set[str] = set()
     top: set[str] = set()
-    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
 
     def visit(node: ast.AST, level: int) -> None:
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -98,23 +104,55 @@ def test_arrows_run_one_way_and_front_ends_call_only_the_service() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-def test_no_module_level_import_cycle() -> None:
+# Cycles known when the check began counting imports inside functions; each is a lazy import
+# that closes a loop. Being untangled by the service's restructuring (issue 23): remove an entry
+# when its cycle is gone (the test fails on a stale entry, so the list only shrinks).
+KNOWN_CYCLES = {
+    # retention prunes through Service (core), which reaches retention through Jobs.prune
+    frozenset(
+        {"ingestflow.service.core", "ingestflow.service.jobs", "ingestflow.service.retention"}
+    ),
+    # bodies reads UploadLimits/size_text from runs; runs reads request_data from bodies
+    frozenset({"ingestflow.service.bodies", "ingestflow.service.runs"}),
+    # hires turns pages upright with orientation, which counts a page's text with hires's
+    # page_text_chars (inside a function)
+    frozenset({"ingestflow.stages.hires", "ingestflow.stages.orientation"}),
+}
+
+
+def _graph() -> nx.DiGraph:
+    """Module -> module, for every import (at the top or inside a function)."""
     modules = {_module(p) for p in _files()}
     graph = nx.DiGraph()
     for path in _files():
-        for target in _imports(path)[1]:
+        for target in _imports(path)[0]:
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != _module(path):
                 graph.add_edge(_module(path), target)
-    cycles = [c for c in nx.simple_cycles(graph) if not _package_init_pair(c)]
-    assert not cycles, cycles
+    return graph
 
 
-def _package_init_pair(cycle: list[str]) -> bool:
-    """A package's __init__ importing its own submodules, which import siblings through the
-    package name, is Python's normal way of registering; not a cycle between ideas."""
-    return len({c.rsplit(".", 1)[0] if c.count(".") > 1 else c for c in cycle}) == 1
+def test_no_import_cycle() -> None:
+    cycles = [c for c in nx.simple_cycles(_graph()) if not _through_own_package(c)]
+    new = [c for c in cycles if frozenset(c) not in KNOWN_CYCLES]
+    assert not new, new
+    stale = KNOWN_CYCLES - {frozenset(c) for c in cycles}
+    assert not stale, f"cycles gone: take them out of KNOWN_CYCLES: {stale}"
+
+
+def test_the_checks_see_imports_inside_functions() -> None:
+    source = "import ingestflow.a\n\ndef f():\n    from .b import c\n"
+    everything, top = _imports_in(ast.parse(source), "ingestflow.x")
+    assert {"ingestflow.a", "ingestflow.x.b", "ingestflow.x.b.c"} <= everything
+    assert top == {"ingestflow.a"}
+
+
+def _through_own_package(cycle: list[str]) -> bool:
+    """A package's __init__ importing its submodules, which import siblings through the package
+    name, is Python's normal way of registering, not a cycle between ideas: a cycle through a
+    package's __init__ whose other modules all lie inside that package."""
+    return any(all(m == package or m.startswith(package + ".") for m in cycle) for package in cycle)
 
 
 def test_no_message_names_a_file_users_do_not_have() -> None:

@@ -26,3 +26,20 @@ def test_ruff(args: list[str]) -> None:
         [_ruff(), *args, "src", "tests", "benchmarks"], cwd=REPO, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_misspelt_marker_is_an_error(tmp_path: Path) -> None:
+    """--strict-markers: `@pytest.mark.slwo` fails the run instead of marking nothing."""
+    (tmp_path / "test_typo.py").write_text(
+        "import pytest\n\n\n@pytest.mark.slwo\ndef test_x():\n    pass\n"
+    )
+    args = ["-q", "-p", "no:cacheprovider", "-c", "pyproject.toml", "--rootdir", str(REPO)]
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, str(tmp_path / "test_typo.py")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode != 0
+    assert "'slwo' not found in `markers` configuration option" in out.stdout + out.stderr

@@ -10,33 +10,7 @@ The Python API (nothing heavy is imported until it is used):
 
 from __future__ import annotations
 
-from typing import Any
-
-__all__ = [
-    "IngestflowError",
-    "NotFound",
-    "RunResult",
-    "Workflow",
-    "WorkflowInvalid",
-    "elements_frame",
-    "load_workflow",
-    "run",
-    "run_node",
-    "validate",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("IngestflowError", "NotFound", "WorkflowInvalid"):
-        from ingestflow import errors
-
-        return getattr(errors, name)
-    if name in __all__:
-        from ingestflow import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'ingestflow' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+# the API module imports nothing heavy itself (its functions do, when called): one list of
+# public names, its own
+from ingestflow.api import *  # noqa: F403
+from ingestflow.api import __all__  # noqa: F401

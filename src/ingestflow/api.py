@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingestflow.errors import NotFound, WorkflowInvalid
+from ingestflow.errors import IngestflowError, NotFound, WorkflowInvalid
 
 if TYPE_CHECKING:
     from ingestflow.spec.problems import Problem  # a type only: nothing imported at run time
@@ -220,6 +220,7 @@ def _fresh_output(root: Path) -> Path:
 
 
 __all__ = [
+    "IngestflowError",
     "NotFound",
     "RunResult",
     "Workflow",

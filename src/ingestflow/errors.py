@@ -89,15 +89,17 @@ OUT_OF_MEMORY = (
 )
 
 
-def one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException, where: bool = True, limit: int = 500) -> str:
     """One line that says what went wrong: the message of an ingestflow error; for anything
-    else its class, message and where it was raised (never a whole traceback)."""
+    else its class, message and (`where`) the file and line that raised it, never a whole
+    traceback; at most `limit` characters."""
     if isinstance(exc, IngestflowError):
         text = str(exc)
     elif isinstance(exc, MemoryError):
         text = OUT_OF_MEMORY
     else:
         frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-        where = f" (in {os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""
-        text = f"{exc.__class__.__name__}: {exc}{where}"
-    return " ".join(text.split())[:500]
+        at = f" (in {os.path.basename(frame.filename)}:{frame.lineno})" if frame and where else ""
+        text = f"{exc.__class__.__name__}: {exc}{at}"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

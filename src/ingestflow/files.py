@@ -6,6 +6,10 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 #: What temporary files are called (`.NAME.<random>.tmp`): a run cleans up those a killed one
 #: left behind.
@@ -49,30 +53,25 @@ def remove_stale_temporaries(folder: Path) -> int:
 
 
 class FolderLock:
-    """An exclusive lock on a folder for one run (`.ingestflow.lock` inside it, flock'ed): a
-    second run writing the same folder gets a clear error instead of mixing outputs. The kernel
-    drops the lock when the process dies, however it dies."""
+    """An exclusive lock on a folder for one run (`.ingestflow.lock` inside it): a second run
+    writing the same folder gets a clear error instead of mixing outputs. The kernel drops the
+    lock when the process dies, however it dies."""
 
     NAME = ".ingestflow.lock"
 
     def __init__(self, folder: Path) -> None:
         self.path = Path(folder) / self.NAME
-        self.fd: int | None = None
+        self._lock: FileLock | None = None
 
     def acquire(self) -> bool:
         """Take the lock; False when another process holds it."""
-        import fcntl
+        from ingestflow import locks
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        self._lock = locks.taken(self.path)
+        if self._lock is None:
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self.fd = fd
+        self.path.write_text(str(os.getpid()))  # for the other run's message
         return True
 
     def holder(self) -> str:
@@ -84,6 +83,6 @@ class FolderLock:
 
     def release(self) -> None:
         """Let go of the lock."""
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None

@@ -786,10 +786,10 @@ def test_check_connection_bad_credentials(wiki: FakeConfluence) -> None:
 
 
 def test_check_connection_unreachable() -> None:
-    with socket.socket() as sock:
+    with socket.socket() as sock:  # bound, never listening: refused, and no one else's port
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    result = check_connection(WikiConfig(url=f"http://127.0.0.1:{port}", token=PAT), FAST)
+        result = check_connection(WikiConfig(url=f"http://127.0.0.1:{port}", token=PAT), FAST)
     assert not result.ok and result.status == "FAILURE"
     assert result.reason is not None
     assert re.search(

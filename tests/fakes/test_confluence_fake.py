@@ -92,4 +92,5 @@ def test_slow_answers_time_out_and_stop_does_not_wait_for_them() -> None:
         requests.get(server.url + "/rest/api/space", auth=AUTH, timeout=0.2)
     started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 2
+    # the slow answer takes 30 s: half of that tells waiting from not, however loaded the machine
+    assert time.monotonic() - started < 15

@@ -1,14 +1,22 @@
 """`ingestflow run --executor ray`: the same elements and job counts as the local executor, a
-document that kills its actor failing alone, no Ray process left after a run, and a clear message
-without Ray."""
+document that kills its actor failing alone, no Ray process left after a run on a local cluster
+of its own, and a clear message without Ray.
+
+The tests share one Ray cluster for the session (`ray_cluster`), which the runs reach with
+`--ray-address`; one test starts the run's own local cluster, as `--executor ray` alone does."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -90,10 +98,18 @@ def counts(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The process group of the session's Ray cluster (see `session_ray_cluster`), once started.
+SESSION_GROUP: list[int] = []
+
+
 def ray_processes() -> set[int]:
-    """Ray's own processes on this machine: GCS, raylet, agents, workers."""
+    """Ray's own processes on this machine (GCS, raylet, agents, workers), but for those of the
+    session's cluster."""
     found = set()
     for process in psutil.process_iter(["pid", "name", "cmdline"]):
+        with contextlib.suppress(OSError):
+            if os.getpgid(process.info["pid"]) in SESSION_GROUP:
+                continue
         cmdline = " ".join(process.info["cmdline"] or [])
         if (
             process.info["name"] in ("raylet", "gcs_server")
@@ -113,39 +129,94 @@ def no_ray_left() -> Iterator[None]:
     assert not left, [" ".join(psutil.Process(pid).cmdline())[:120] for pid in left]
 
 
-def same_as_local(tmp_path: Path, inputs: Path) -> None:
+@pytest.fixture
+def ray_cluster(session_ray_cluster: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The session's Ray cluster, for this test's runs (which must not send a token to it)."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    return session_ray_cluster
+
+
+@pytest.fixture(scope="session")
+def session_ray_cluster() -> Iterator[str]:
+    """One Ray cluster for the whole session (`ray start --head`), its address. Its files lie in
+    a temporary folder of its own, so that no other `ray.init()` on this machine finds it; its
+    processes, in a process group of their own, all end with the session."""
+    pytest.importorskip("ray")
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths
+    head = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "ray"),
+            *("start", "--head", "--block", "--port=0", "--num-cpus=2"),
+            *("--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"},
+    )
+    SESSION_GROUP.append(head.pid)
+    try:
+        address = temp / "ray_current_cluster"
+        deadline = time.monotonic() + 300  # a deadline only: a loaded machine starts it slowly
+        while not (address.is_file() and address.read_text().strip()):
+            assert head.poll() is None, head.communicate()[1]
+            assert time.monotonic() < deadline, "the session's Ray cluster did not start"
+            time.sleep(0.2)
+        yield address.read_text().strip()
+    finally:
+        cluster = [p for p in psutil.process_iter(["pid", "cmdline"]) if _ours(p, head.pid, temp)]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=120)
+        _, alive = psutil.wait_procs(cluster, timeout=30)
+        for process in alive:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        shutil.rmtree(temp, ignore_errors=True)
+        SESSION_GROUP.remove(head.pid)
+
+
+def _ours(process: psutil.Process, group: int, temp: Path) -> bool:
+    """Whether `process` belongs to the session's cluster: in its process group, or naming its
+    temporary folder."""
+    with contextlib.suppress(OSError):
+        if os.getpgid(process.info["pid"]) == group:
+            return True
+    return str(temp) in " ".join(process.info["cmdline"] or [])
+
+
+def same_as_local(tmp_path: Path, inputs: Path, address: str) -> None:
     code, local = run(tmp_path, "local", inputs)
-    ray_code, on_ray = run(tmp_path, "ray", inputs, "--executor", "ray")
+    ray_code, on_ray = run(tmp_path, "ray", inputs, "--executor", "ray", "--ray-address", address)
     assert (ray_code, counts(on_ray)) == (code, counts(local))
     expected = outputs(tmp_path / "local")
     assert expected
     assert outputs(tmp_path / "ray") == expected
 
 
-def test_ray_gives_the_local_executors_elements(tmp_path: Path, no_ray_left: None) -> None:
-    pytest.importorskip("ray")
-    same_as_local(tmp_path, FIXTURES / "docs")
+def test_ray_gives_the_local_executors_elements(tmp_path: Path, ray_cluster: str) -> None:
+    same_as_local(tmp_path, FIXTURES / "docs", ray_cluster)
     # the library leaves out some types' file time (HTML, CSV) for a file in the temporary
     # folder: documents from there come out the same on Ray too
     copied = Path(tempfile.mkdtemp(dir=tempfile.gettempdir()))
     try:
         shutil.copytree(FIXTURES / "docs", copied / "docs")
-        same_as_local(tmp_path / "temp", copied / "docs")
+        same_as_local(tmp_path / "temp", copied / "docs", ray_cluster)
     finally:
         shutil.rmtree(copied)
 
 
 @pytest.mark.corpus
 def test_ray_on_corpus_documents_with_a_shared_file_system(
-    tmp_path: Path, corpus: Path, no_ray_left: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, corpus: Path, ray_cluster: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("ray")
     monkeypatch.setenv(ray_executor.SHARED_FS_ENV, "1")  # paths, not bytes
     folder = tmp_path / "in"
     for name in CORPUS_DOCS:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(corpus / "docs" / name, folder / name)
-    same_as_local(tmp_path, folder)
+    same_as_local(tmp_path, folder, ray_cluster)
 
 
 def killing_hook(marker: bytes) -> Callable[[], None]:
@@ -171,9 +242,10 @@ def killing_hook(marker: bytes) -> Callable[[], None]:
 
 
 def test_a_document_that_kills_its_actor_fails_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_ray_left: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ray_cluster: str
 ) -> None:
-    ray = pytest.importorskip("ray")
+    import ray
+
     init = ray.init
 
     def init_with_hook(*args: Any, **kwargs: Any) -> Any:
@@ -184,7 +256,7 @@ def test_a_document_that_kills_its_actor_fails_alone(
     folder = tmp_path / "in"
     shutil.copytree(FIXTURES / "docs", folder)
     (folder / "boom.txt").write_bytes(b"A title\n\nThis line " + MARKER + b" ends the worker.\n")
-    code, record = run(tmp_path, "ray", folder, "--executor", "ray")
+    code, record = run(tmp_path, "ray", folder, "--executor", "ray", "--ray-address", ray_cluster)
     assert code == 1
     failed = {f["filename"]: f["error"] for f in record["files"] if f["status"] == "FAILED"}
     assert failed == {"boom.txt": ray_executor.CRASHED}
@@ -193,6 +265,20 @@ def test_a_document_that_kills_its_actor_fails_alone(
     partitioner = record["node_stats"][0]
     assert (partitioner["success"], partitioner["failure"]) == (6, 1)
     assert not list(ray_executor._spool_root().glob("*/*/boom.txt"))  # no spool file left
+
+
+def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
+    tmp_path: Path, no_ray_left: None
+) -> None:
+    pytest.importorskip("ray")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md"):
+        shutil.copy2(FIXTURES / "docs" / name, folder / name)
+    code, local = run(tmp_path, "local", folder)
+    ray_code, on_ray = run(tmp_path, "ray", folder, "--executor", "ray")  # starts its own
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
 
 
 def test_without_ray_the_message_says_how_to_install_it(

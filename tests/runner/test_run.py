@@ -301,8 +301,11 @@ def test_ctrl_c_stops_the_job_and_keeps_finished_documents(tmp_path: Path, worke
         text=True,
         cwd=REPO,
     )
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list((tmp_path / "out").glob("*.json"))) < 3:
+    deadline = time.monotonic() + 300  # a deadline only: the run starts as fast as it can
+    while len(list((tmp_path / "out").glob("*.json"))) < 3:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"no three outputs before the Ctrl-C: {proc.communicate()}")
         time.sleep(0.2)
     os.kill(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated
 
@@ -88,6 +90,25 @@ def serve(
         keep_jobs_days=keep_jobs_days,
         access_log=to_stderr,
     )
-    typer.echo(f"serving workspace {workspace.resolve()} at http://{host}:{port}/api/v1", err=True)
+    try:  # bound here, so that the line below names the port `--port 0` got
+        sock = socket.create_server(
+            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+        )
+    except OSError as exc:
+        typer.echo(
+            f"✗ cannot listen on {host}:{port}: {exc.strerror or exc}; give another --port "
+            "(or --host), or stop what holds it",
+            err=True,
+        )
+        raise typer.Exit(3) from None
+    shown = f"[{host}]" if ":" in host else host
+    where = f"http://{shown}:{sock.getsockname()[1]}/api/v1"
+    typer.echo(f"serving workspace {workspace.resolve()} at {where}", err=True)
     # access_log off: ours (server/access_log.py) has the duration and never the query string
-    uvicorn.run(app_, host=host, port=port, log_level="info", server_header=False, access_log=False)
+    server = uvicorn.Server(
+        uvicorn.Config(app_, log_level="info", server_header=False, access_log=False)
+    )
+    with sock, suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn has shut down cleanly, as asked
+        server.run(sockets=[sock])
+    if not server.started:
+        raise typer.Exit(3)  # the app's start-up failed; its lifespan said why

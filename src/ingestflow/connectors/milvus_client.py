@@ -207,20 +207,10 @@ class MilvusTarget:
 
 def _lite_locked(path: Path) -> bool:
     """True when another process holds the Lite data folder's LOCK."""
+    from ingestflow import locks
+
     lock = path.expanduser() / "LOCK"
-    if not lock.is_file():
-        return False
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        return True
-    with lock.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
+    return lock.is_file() and locks.held_elsewhere(lock)
 
 
 def target_of(

@@ -26,8 +26,6 @@ from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.validate import url_credential_problems, wiki_auth_problems
 
-ROLES = ("source", "destination")
-
 
 @dataclass(frozen=True)
 class ConnectorType:

@@ -63,7 +63,7 @@ def _model(endpoint: Endpoint) -> str:
 
         models = catalog().embed_models_of(endpoint.name)
         return models[0] if models else ""
-    from ingestflow.stages.prompter import DEFAULT_MODELS
+    from ingestflow.providers.config import DEFAULT_MODELS
 
     return DEFAULT_MODELS.get(endpoint.name, "")
 

@@ -36,6 +36,13 @@ from ingestflow.spec.catalog import VENDOR_NAMES
 
 #: The chat providers, in SPEC.md's spelling (`provider_a` …).
 CHAT_PROVIDERS = ("provider_a", "provider_b", "provider_c", "provider_d")
+#: The model named in requests when the endpoint does not set one (INGESTFLOW_<P>_MODEL).
+DEFAULT_MODELS = {
+    "provider_a": "claude-sonnet-4-20250514",
+    "provider_b": "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    "provider_c": "gpt-4o",
+    "provider_d": "gemini-2.0-flash-001",
+}
 #: Remote embedder subtypes.
 EMBEDDERS = ("azure_openai", "bedrock", "ibm", "togetherai", "voyageai")
 #: The order in which provider `auto` picks a configured provider.

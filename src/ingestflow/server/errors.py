@@ -27,6 +27,7 @@ from ingestflow.errors import (
     TooLarge,
     WorkflowInvalid,
     WorkspaceDamaged,
+    one_line,
 )
 
 log = logging.getLogger("ingestflow.server")
@@ -75,12 +76,6 @@ def _status(exc: IngestflowError) -> int:
     if isinstance(exc, ConnectorError):
         return 422
     return 400
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one line, for a body or the log."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class CatchAll(BaseHTTPMiddleware):

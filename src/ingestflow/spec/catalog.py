@@ -18,8 +18,6 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-PROVIDERS = ("provider_a", "auto", "provider_b", "provider_c", "provider_d")
-
 # SPEC.md stand-in -> vendor spelling (reference/nodes.md).
 VENDOR_NAMES = {
     "provider_a": "anthropic",
@@ -103,7 +101,6 @@ ENRICHMENT_CROPS: dict[str, tuple[str, ...]] = {
     "table2html": ("Table",),
 }
 
-PARTITION_SUBTYPES = ("vlm", "unstructured_api")
 CHUNK_SUBTYPES = ("chunk_by_character", "chunk_by_title", "chunk_by_page", "chunk_by_similarity")
 
 

@@ -55,11 +55,6 @@ def lookup(type_: str, subtype: str) -> NodeKind | None:
     return _REGISTRY.get((type_, subtype))
 
 
-def subtypes_of(type_: str) -> list[str]:
-    """Registered subtypes of a node type, in registration order."""
-    return [sub for (t, sub) in _REGISTRY if t == type_]
-
-
 def stage_class(kind: NodeKind) -> type:
     """Import and return the stage class of a node kind (this is where heavy imports may start)."""
     module_name, _, class_name = kind.stage.partition(":")

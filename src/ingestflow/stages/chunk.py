@@ -169,8 +169,8 @@ class ChunkStage(Stage):
         """Prepend to each chunk a short context, written by the model, about the chunk's place
         in its document; the context is kept in `metadata.chunk_context`."""
         from ingestflow.providers.client import ModelClient, first_error, map_bounded
+        from ingestflow.providers.config import DEFAULT_MODELS
         from ingestflow.providers.prompts import CONTEXT_PROMPT
-        from ingestflow.stages.prompter import DEFAULT_MODELS
 
         if self._endpoint is None:
             self.precheck()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ingestflow.elements import Document
-from ingestflow.errors import DocumentError
+from ingestflow.errors import DocumentError, one_line
 
 if TYPE_CHECKING:
     from unstructured.file_utils.model import FileType
@@ -48,13 +48,6 @@ class Attachment(NamedTuple):
     name: str | None
     data: bytes
     last_modified: str | None
-
-
-def one_line(exc: BaseException, limit: int = 300) -> str:
-    """The exception as one short line: `Type: first line of the message`."""
-    lines = str(exc).strip().splitlines()
-    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def readable(path: Path) -> Path:
@@ -198,7 +191,7 @@ def pdf_zero_element_reason(path: Path) -> str:
         pages = len(reader.pages)
         has_text = any((page.extract_text() or "").strip() for page in reader.pages)
     except Exception as exc:  # pypdf raises many types for a damaged file
-        return f"damaged PDF: {one_line(exc)}"
+        return f"damaged PDF: {one_line(exc, where=False)}"
     if pages == 0:
         return "damaged PDF: it has no pages"
     if has_text:

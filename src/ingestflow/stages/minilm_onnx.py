@@ -17,12 +17,13 @@ export or load the ONNX model (with a warning).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ingestflow import locks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,8 +74,7 @@ def export(target: Path | None = None) -> Path:
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locks.waiting(target.with_suffix(".lock")):
         if target.exists():
             return target
         partial = target.with_suffix(f".{os.getpid()}.part")

@@ -56,7 +56,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingestflow.elements import Document, Element
-from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, WorkflowInvalid
+from ingestflow.errors import (
+    DocumentError,
+    EnvironmentProblem,
+    StageError,
+    WorkflowInvalid,
+    one_line,
+)
 from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
@@ -116,7 +122,7 @@ class UnstructuredPartitionStage(Stage):
         except ImportError as exc:
             raise EnvironmentProblem(
                 f"partition node {self.name!r} needs libmagic for file-type detection "
-                f"({filetypes.one_line(exc)}); install the system package libmagic1"
+                f"({one_line(exc, where=False)}); install the system package libmagic1"
             ) from None
         missing = [
             f"{module} (PyPI {package})"
@@ -158,7 +164,7 @@ class UnstructuredPartitionStage(Stage):
         except (ImportError, OSError, RuntimeError) as exc:
             raise EnvironmentProblem(
                 f"partition node {self.name!r}: the document library does not load offline "
-                f"({filetypes.one_line(exc)}); run scripts/setup.sh"
+                f"({one_line(exc, where=False)}); run scripts/setup.sh"
             ) from exc
         self._partition = partition
 
@@ -204,7 +210,9 @@ class UnstructuredPartitionStage(Stage):
         except DocumentError:
             raise
         except Exception as exc:  # detection itself broke on these bytes
-            raise DocumentError(f"file-type detection failed: {filetypes.one_line(exc)}") from exc
+            raise DocumentError(
+                f"file-type detection failed: {one_line(exc, where=False)}"
+            ) from exc
         kwargs: dict[str, Any] = {
             "filename": str(path),
             "metadata_filename": name,
@@ -378,7 +386,7 @@ class UnstructuredPartitionStage(Stage):
         try:
             attachments = list(filetypes.iter_attachments(path, file_type))
         except Exception as exc:  # a message whose attachments cannot be listed keeps its body
-            warnings.append(f"attachments not read: {filetypes.one_line(exc)}")
+            warnings.append(f"attachments not read: {one_line(exc, where=False)}")
             return
         for number, item in enumerate(attachments, 1):
             label = repr(item.name) if item.name else f"#{number} (no name)"
@@ -659,7 +667,7 @@ def _library_failure(exc: Exception, file_type: FileType, encoding: str) -> str:
             f"the text does not decode as {encoding} ({exc.reason} at byte {exc.start}); set the "
             "partitioner's encoding setting to the file's encoding (e.g. cp1252)"
         )
-    text = filetypes.one_line(exc)
+    text = one_line(exc, where=False)
     if file_type.name == "PDF" and ("password" in text.lower() or "encrypt" in text.lower()):
         return f"encrypted PDF: {text}"
     return f"the {file_type.name} file could not be partitioned: {text}"

@@ -46,13 +46,6 @@ from ingestflow.spec.registry import lookup
 from ingestflow.spec.settings import NERSettings, Settings
 from ingestflow.stages.base import RunContext, Stage
 
-#: The model named in requests when the endpoint does not set one (INGESTFLOW_<P>_MODEL).
-DEFAULT_MODELS = {
-    "provider_a": "claude-sonnet-4-20250514",
-    "provider_b": "us.anthropic.claude-sonnet-4-20250514-v1:0",
-    "provider_c": "gpt-4o",
-    "provider_d": "gemini-2.0-flash-001",
-}
 _IMAGE_TASKS = ("image_description", "table_description", "table2html", "ocr")
 #: `Document.stats` key: node name -> how many of the document's elements the node acted on.
 ACTED_ON = "enrichment_acted_on"
@@ -102,7 +95,7 @@ class PrompterStage(Stage):
             if self.task == "ner":
                 local.load_ner()
             return
-        self._client = ModelClient(self.endpoint, DEFAULT_MODELS.get(self.provider))
+        self._client = ModelClient(self.endpoint, config.DEFAULT_MODELS.get(self.provider))
 
     def process(self, doc: Document) -> Document:
         """Enrich the document's elements; StageError when a request or an answer fails."""

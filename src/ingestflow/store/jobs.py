@@ -27,14 +27,6 @@ from ingestflow.store.resources import CheckRows, ConnectorRows, KeyRows, Workfl
 from ingestflow.store.sync import removals
 
 JOB_STATUSES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "STOPPED", "FAILED")
-PROCESSING_STATUSES = (
-    "SCHEDULED",
-    "IN_PROGRESS",
-    "SUCCESS",
-    "COMPLETED_WITH_ERRORS",
-    "STOPPED",
-    "FAILED",
-)
 ACTIVE_STATUSES = ("SCHEDULED", "IN_PROGRESS")
 INTERRUPTED = "interrupted: the process running this job ended before it finished"
 
