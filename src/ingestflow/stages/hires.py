@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
-from ingestflow.stages import layout_model, ocr, orientation, table_model
+from ingestflow.stages import layout_model, ocr, orientation, table_finding, table_model
 from ingestflow.stages.tables import Word
 
 #: Rendering resolution of the library's hi_res (layout model and OCR), in dots per inch.
@@ -275,6 +275,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
         else:
             result = original_supplement(page_layout, image, **kwargs)
         if call.tables:
+            table_finding.find(result, image, call, has_text)  # tables called something else
             _add_tables(result, image, call, has_text)
         return result
 
@@ -414,6 +415,8 @@ def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
     rgb = np.asarray(image.convert("RGB"))
     gray = np.asarray(image.convert("L"))
     for index in indices:
+        if isinstance(elements.text_as_html[index], str):
+            continue  # read already (table_finding)
         x0, y0, x1, y1 = (float(v) for v in elements.element_coords[index])
         pad = 6
         box = (

@@ -66,7 +66,7 @@ from ingestflow.errors import (
 from ingestflow.offline import SPACY_MODEL, configure_unstructured
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import filetypes, hires, html_depth, long_text, nlp_batch
+from ingestflow.stages import filetypes, hires, html_depth, long_text, nlp_batch, table_merge
 from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.ids import stable_id
 
@@ -408,6 +408,8 @@ class UnstructuredPartitionStage(Stage):
     def _finish(self, elements: list[Element], doc: Document) -> list[Element]:
         """Apply exclude_elements, coordinates and data_source; keep ids unique."""
         st = self.settings
+        if st.strategy == "hi_res" and (st.infer_table_structure or st.pdf_infer_table_structure):
+            elements = table_merge.merge_across_pages(elements)  # over every page range
         excluded = set(st.exclude_elements or ())
         kept = [element for element in elements if element["type"] not in excluded]
         for element in kept:

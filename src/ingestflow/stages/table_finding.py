@@ -1,0 +1,369 @@
+"""Tables the layout model did not call tables, found by reading candidate regions as tables.
+
+The layout model (`layout_model`) calls many tables something else: a table crop or screenshot
+becomes a figure (Picture) or nothing at all, and a table without rules on a born-digital page
+becomes a text region. With `infer_table_structure`, High Res checks such regions with the
+table-structure model (`table_model`) and keeps them as Table regions when the grid it reads is
+plausible — at least two rows and two columns whose cells hold the region's words
+(`plausible`, thresholds measured on tables and on real figures: benchmarks/RESULTS.md, "Tables
+wherever they are"):
+
+- every Picture region of a page;
+- on a page with a text layer, a text region whose lines fall into aligned columns (a cheap test
+  on the text layer's words comes first, so prose never reaches the model);
+- an image file in which the layout model finds no table: the whole image, when it reads as one
+  table covering most of the image (a screenshot or a crop of a table); the regions inside it
+  (its lines read as text, its header read as a title) are replaced by it.
+
+The words come from the PDF's text layer where the page has one, from OCR of the region
+otherwise (after the model has read a plausible grid from the image alone, so a photo or a chart
+costs no OCR).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from itertools import pairwise
+from statistics import median
+from typing import Any
+
+from ingestflow.stages import table_model
+from ingestflow.stages.tables import Cell, Word, is_rule_glyph, render_html
+
+_LOG = logging.getLogger(__name__)
+#: Layout classes checked for a table.
+FIGURE_CLASSES = ("Picture", "Image", "Figure")
+TEXT_CLASSES = ("Text", "NarrativeText", "UncategorizedText")
+#: The plausibility thresholds (`plausible`), from the measurements in benchmarks/RESULTS.md.
+MIN_ROWS = 2
+MIN_COLS = 2
+MIN_SCORE = 0.95
+MIN_FILLED = 0.6  # share of the grid's cells that hold words
+MIN_MULTI_ROWS = 0.6  # share of rows with words in two cells or more
+MIN_WORDS_IN = 0.8  # share of the region's words that land in a cell
+#: A whole image is one table when the table's cells span this share of its content's width and
+#: height (the words' extent).
+MIN_COVER = 0.8
+#: Padding around a region's crop, in pixels (as for the layout model's own table regions).
+PAD = 6
+
+
+@dataclass
+class Reading:
+    """A region read as a table: its cells, its HTML and the figures `plausible` judges."""
+
+    cells: list[Cell]
+    html: str
+    rows: int
+    cols: int
+    score: float
+    filled: float
+    multi_rows: float
+    words_in: float
+    box: tuple[float, float, float, float]  # the cells' extent, in crop pixels
+
+    def features(self) -> dict[str, float]:
+        """The figures, rounded (for the benchmark's report)."""
+        return {
+            "rows": self.rows,
+            "cols": self.cols,
+            "score": round(self.score, 3),
+            "filled": round(self.filled, 3),
+            "multi_rows": round(self.multi_rows, 3),
+            "words_in": round(self.words_in, 3),
+        }
+
+
+def grid_plausible(rows: int, cols: int, score: float) -> bool:
+    """The structure alone could be a table (checked before any OCR)."""
+    return rows >= MIN_ROWS and cols >= MIN_COLS and score >= MIN_SCORE
+
+
+def plausible(reading: Reading) -> bool:
+    """True when the grid read from a region is a table: rows and columns, cells with words."""
+    return (
+        grid_plausible(reading.rows, reading.cols, reading.score)
+        and reading.filled >= MIN_FILLED
+        and reading.multi_rows >= MIN_MULTI_ROWS
+        and reading.words_in >= MIN_WORDS_IN
+    )
+
+
+def read(bgr: Any, words: list[Word] | None, ocr: Any = None) -> Reading | None:
+    """The crop read as a table (None when the model finds no plausible grid before OCR);
+    `words` in crop pixels, or None to get them from `ocr(crop)` once the grid is plausible."""
+    structure = table_model.get_model().structure(bgr)
+    if not grid_plausible(structure.rows, structure.cols, structure.score):
+        return None
+    if words is None:
+        words = ocr() if ocr is not None else []
+    words = [w for w in words if not is_rule_glyph(w.text)]
+    cells = table_model.fill(structure, words)
+    kept = sum(len(c.text.split()) for c in cells)
+    by_row: dict[int, int] = {}
+    for cell in cells:
+        if cell.text:
+            by_row[cell.row] = by_row.get(cell.row, 0) + 1
+    boxes = [c.box for c in structure.cells if c.box is not None]
+    box = (
+        (
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        )
+        if boxes
+        else (0.0, 0.0, 0.0, 0.0)
+    )
+    return Reading(
+        cells=cells,
+        html=render_html(cells) if words else "",
+        rows=structure.rows,
+        cols=structure.cols,
+        score=structure.score,
+        filled=sum(1 for c in cells if c.text) / len(cells) if cells else 0.0,
+        multi_rows=sum(1 for n in by_row.values() if n >= 2) / structure.rows,
+        words_in=min(1.0, kept / len(words)) if words else 0.0,
+        box=box,
+    )
+
+
+def columned(words: list[Word]) -> bool:
+    """True when words fall into lines of two or more phrases at aligned positions — a table
+    without rules rather than prose (the cheap test before the model reads a text region)."""
+    from ingestflow.stages import tables
+
+    if len(words) < 6:
+        return False
+    height = median(w.y1 - w.y0 for w in words) or 1.0
+    lines = tables._lines(words)
+    if len(lines) < 3:
+        return False
+    phrases = [tables._phrases(line, 1.5 * height) for line in lines]
+    split = [p for p in phrases if len(p) >= 2]
+    if len(split) < max(3, 0.6 * len(lines)):
+        return False
+    # a gap shared by most split lines: a column boundary, not a wide space in one sentence
+    return _shared_gap(split, height)
+
+
+def _shared_gap(lines: list[list[list[Word]]], height: float) -> bool:
+    """True when one vertical gap (x interval free of words) runs through most lines."""
+    left = min(p[0][0].x0 for p in lines)
+    right = max(p[-1][-1].x1 for p in lines)
+    steps = max(1, int((right - left) / (height / 2)))
+    best = 0
+    for i in range(1, steps):
+        x = left + i * (right - left) / steps
+        free = sum(1 for line in lines if any(a[-1].x1 < x < b[0].x0 for a, b in pairwise(line)))
+        best = max(best, free)
+    return best >= 0.8 * len(lines)
+
+
+# --- the hook in High Res ------------------------------------------------------------------------
+def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, Any]]:
+    """Turn the page's regions that read as tables into Table regions with their HTML (in
+    place; see the module docstring); one record per region checked (for the benchmark)."""
+    import numpy as np
+
+    from ingestflow.stages import hires
+
+    elements = layout.elements_array
+    class_map = elements.element_class_id_map
+    names = [class_map.get(int(c), "") for c in elements.element_class_ids]
+    page_words = (
+        hires._pdf_words(call.path, layout.number - 1, image.width)
+        if has_text and not call.is_image
+        else None
+    )
+    candidates = [i for i, n in enumerate(names) if n in FIGURE_CLASSES]
+    if page_words is not None:
+        candidates += [
+            i
+            for i, n in enumerate(names)
+            if n in TEXT_CLASSES and columned(_inside(page_words, _box(elements, i, image)))
+        ]
+    rgb = np.asarray(image.convert("RGB"))
+    gray = np.asarray(image.convert("L"))
+    records: list[dict[str, Any]] = []
+    found: list[tuple[int, Reading]] = []
+    for index in sorted(candidates):
+        box = _box(elements, index, image)
+        reading = _read_box(box, rgb, gray, page_words, call, image.width)
+        records.append(_record(names[index], box, reading))
+        if reading is not None and plausible(reading):
+            found.append((index, reading))
+    has_table = "Table" in names
+    if call.is_image and not has_table and not found:
+        box = (0.0, 0.0, float(image.width), float(image.height))
+        reading = _read_box(box, rgb, gray, None, call, image.width, pad=0)
+        record = _record("whole image", box, reading)
+        records.append(record)
+        if reading is not None and plausible(reading) and _covers(reading, rgb):
+            _replace_all(layout, reading)
+            return records
+    if found:
+        _promote(layout, found)
+    return records
+
+
+def _box(elements: Any, index: int, image: Any) -> tuple[float, float, float, float]:
+    """Region `index`'s box with PAD around it, inside the image."""
+    x0, y0, x1, y1 = (float(v) for v in elements.element_coords[index])
+    return (
+        max(0.0, x0 - PAD),
+        max(0.0, y0 - PAD),
+        min(float(image.width), x1 + PAD),
+        min(float(image.height), y1 + PAD),
+    )
+
+
+def _inside(words: list[Word], box: tuple[float, float, float, float]) -> list[Word]:
+    """The words whose centre lies in `box`, in the box's own pixels."""
+    return [
+        Word(w.text, w.x0 - box[0], w.y0 - box[1], w.x1 - box[0], w.y1 - box[1])
+        for w in words
+        if box[0] <= w.cx <= box[2] and box[1] <= w.cy <= box[3]
+    ]
+
+
+def _read_box(
+    box: tuple[float, float, float, float],
+    rgb: Any,
+    gray: Any,
+    page_words: list[Word] | None,
+    call: Any,
+    width: int,
+    pad: int = PAD,
+) -> Reading | None:
+    """The region read as a table, its words from the text layer or OCR of its crop."""
+    from ingestflow.stages import hires
+
+    top, bottom, left, right = int(box[1]), int(box[3]), int(box[0]), int(box[2])
+    crop = gray[top:bottom, left:right]
+    if crop.size == 0:
+        return None
+    bgr = rgb[top:bottom, left:right, ::-1]
+    words = _inside(page_words, box) if page_words is not None else None
+    if words is not None and not words:
+        return None  # a figure with no text in the text layer: no table to read
+
+    def ocr() -> list[Word]:
+        return hires._ocr_words(crop, call.language, max(1.0, 1600 / width))
+
+    reading = read(bgr, words, ocr)
+    if reading is not None:
+        reading.box = (
+            reading.box[0] + box[0],
+            reading.box[1] + box[1],
+            reading.box[2] + box[0],
+            reading.box[3] + box[1],
+        )
+    return reading
+
+
+def _covers(reading: Reading, rgb: Any) -> bool:
+    """True when the table's cells span most of the image's ink (the image is the table)."""
+    import numpy as np
+
+    ink = np.argwhere(rgb.min(axis=2) < 200)
+    if not len(ink):
+        return False
+    (y0, x0), (y1, x1) = ink.min(axis=0), ink.max(axis=0)
+    b = reading.box
+    width = max(0.0, min(b[2], x1) - max(b[0], x0))
+    height = max(0.0, min(b[3], y1) - max(b[1], y0))
+    return width >= MIN_COVER * (x1 - x0) and height >= MIN_COVER * (y1 - y0)
+
+
+def _record(kind: str, box: tuple[float, ...], reading: Reading | None) -> dict[str, Any]:
+    """What one check read, logged at DEBUG (the benchmark counts them)."""
+    record = {
+        "region": kind,
+        "box": [round(v) for v in box],
+        "table": bool(reading is not None and plausible(reading)),
+        **(reading.features() if reading is not None else {"rows": 0, "cols": 0}),
+    }
+    _LOG.debug("table check: %s", record)
+    return record
+
+
+def _table_id(elements: Any) -> int:
+    """The class id of Table in the page's class map (added when the map has none)."""
+    class_map = elements.element_class_id_map
+    for key, name in class_map.items():
+        if name == "Table":
+            return int(key)
+    key = max((int(k) for k in class_map), default=-1) + 1
+    class_map[key] = "Table"
+    return key
+
+
+def _text(cells: list[Cell]) -> str:
+    """A table's text: its cells row by row."""
+    return " ".join(c.text for c in sorted(cells, key=lambda c: (c.row, c.col)) if c.text)
+
+
+def _promote(layout: Any, found: list[tuple[int, Reading]]) -> None:
+    """Regions that read as tables become Table regions with their HTML and text; regions
+    that lie inside one of them (its parts read as text) are dropped."""
+    import numpy as np
+
+    elements = layout.elements_array
+    _ensure_html(elements)
+    table = _table_id(elements)
+    drop: set[int] = set()
+    promoted = {i for i, _ in found}
+    for index, reading in found:
+        elements.element_class_ids[index] = table
+        elements.text_as_html[index] = reading.html or None
+        elements.texts[index] = _text(reading.cells)
+        box = elements.element_coords[index]
+        for other in range(len(elements.element_class_ids)):
+            inside = _inside_share(elements.element_coords[other], box)
+            if other not in promoted and inside >= 0.8:
+                drop.add(other)
+    if drop:
+        keep = np.array([i for i in range(len(elements.element_class_ids)) if i not in drop])
+        layout.elements_array = elements.slice(keep)
+
+
+def _replace_all(layout: Any, reading: Reading) -> None:
+    """The page's regions replaced by one Table region over the whole image."""
+    import numpy as np
+    from unstructured_inference.constants import Source
+    from unstructured_inference.inference.layoutelement import LayoutElements
+
+    elements = layout.elements_array
+    class_map = dict(elements.element_class_id_map)
+    probe = LayoutElements(element_coords=np.zeros((0, 4)), element_class_id_map=class_map)
+    table = _table_id(probe)
+    layout.elements_array = LayoutElements(
+        element_coords=np.array([list(reading.box)], dtype=float),
+        texts=np.array([_text(reading.cells)], dtype=object),
+        element_probs=np.array([reading.score]),
+        element_class_ids=np.array([table]),
+        element_class_id_map=probe.element_class_id_map,
+        sources=np.array([Source.YOLOX]),
+        text_as_html=np.array([reading.html or None], dtype=object),
+    )
+
+
+def _ensure_html(elements: Any) -> None:
+    """`text_as_html` as an object array with one slot per region."""
+    import numpy as np
+
+    if len(elements.text_as_html) != len(elements.element_class_ids):
+        elements.text_as_html = np.array([None] * len(elements.element_class_ids), dtype=object)
+    else:
+        elements.text_as_html = elements.text_as_html.astype(object)
+    elements.texts = np.asarray(elements.texts).astype(object)
+
+
+def _inside_share(inner: Any, outer: Any) -> float:
+    """Share of box `inner` inside box `outer`."""
+    width = min(inner[2], outer[2]) - max(inner[0], outer[0])
+    height = min(inner[3], outer[3]) - max(inner[1], outer[1])
+    area = max((inner[2] - inner[0]) * (inner[3] - inner[1]), 1e-6)
+    return max(0.0, width) * max(0.0, height) / area
