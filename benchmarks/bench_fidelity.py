@@ -45,7 +45,19 @@ FIDELITY = REPO / "benchmarks" / "fidelity"
 #: expected there: low, because a table read without its header rows or caption is still that
 #: table (its score says how well it was read).
 MIN_IOU = 0.2
-SETS = ("images", "images_1x", "pdfs", "docling", "corpus")
+SETS = ("images", "images_1x", "pdfs", "docling", "corpus", "scanned", "figures")
+#: The corpus's scanned tables, transcribed by hand from the images (benchmarks/fidelity/scanned/).
+SCANNED = ["img/layout-parser-paper-with-table.jpg", "img/embedded-images-tables.jpg"]
+#: Pages with figures, prose, lists or two columns and no table: every table found is a false one.
+FIGURE_FILES = [
+    "pdf/embedded-images.pdf",
+    "pdf/multi-column-2p.pdf",
+    "pdf/loremipsum-flat.pdf",
+    "pdf/list-item-example.pdf",
+    "docling/picture_classification.pdf",
+    "docling/amt_handbook_sample.pdf",
+    "img/english-and-korean.png",
+]
 _TS = EXPECTED / (
     "unstructured/test_unstructured_ingest/expected-structured-output/"
     "local-single-file-with-pdf-infer-table-structure"
@@ -157,7 +169,42 @@ def corpus() -> list[Case]:
     return cases
 
 
+def scanned() -> list[Case]:
+    """The corpus's scanned tables against their hand transcriptions (no boxes)."""
+    cases = []
+    for rel in SCANNED:
+        path = CORPUS / "docs" / rel
+        truth = (FIDELITY / "scanned" / f"{path.stem}.html").read_text(encoding="utf-8")
+        cases.append(Case(path, [Expected(f"{rel} (transcribed)", 1, None, truth)]))
+    return cases
+
+
+def figures() -> list[Case]:
+    """The corpus's pages without a table (FIGURE_FILES): any table found there is extra."""
+    return [Case(CORPUS / "docs" / rel, []) for rel in FIGURE_FILES]
+
+
 # --- running and scoring -------------------------------------------------------------------------
+class Checks:
+    """The regions High Res checked for a table the layout model did not call one
+    (`table_finding`'s DEBUG records), kept per file."""
+
+    def __init__(self) -> None:
+        import logging
+
+        self.records: list[dict[str, Any]] = []
+        handler = logging.Handler()
+        # logging passes a single dict argument as `args` itself
+        handler.emit = lambda record: self.records.append(dict(record.args))  # type: ignore
+        log = logging.getLogger("ingestflow.stages.table_finding")
+        log.setLevel(logging.DEBUG)
+        log.addHandler(handler)
+
+    def take(self) -> list[dict[str, Any]]:
+        out, self.records = self.records, []
+        return out
+
+
 def stage(languages: list[str]) -> Any:
     """The partition stage High Res runs in (tables, coordinates), opened: models loaded."""
     from ingestflow.spec.settings import UnstructuredPartitionSettings
@@ -236,6 +283,7 @@ def score(
     case: Case, found: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per expected table its match and scores, and the found tables left unmatched."""
+    from ingestflow.quality import cell_recall
     from ingestflow.quality.teds import teds, teds_struct
 
     pairs = []
@@ -268,6 +316,7 @@ def score(
                 "iou": round(overlap, 3) if e.box is not None and j is not None else None,
                 "teds": round(teds(html, e.html), 4) if j is not None else 0.0,
                 "teds_struct": round(teds_struct(html, e.html), 4) if j is not None else 0.0,
+                "cell_recall": round(cell_recall(e.html, html or ""), 4) if j is not None else 0.0,
                 "shape_expected": shape(e.html),
                 "shape_found": shape(html) if j is not None else "",
                 "features": e.features,
@@ -280,7 +329,9 @@ def mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 3) if values else None
 
 
-def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> dict[str, Any]:
+def run_set(
+    name: str, cases: list[Case], s: Any, cache: dict[Path, tuple], checks: Checks
+) -> dict[str, Any]:
     from collections import Counter
 
     tables: list[dict[str, Any]] = []
@@ -290,10 +341,11 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
     seconds = 0.0
     for case in cases:
         if case.path not in cache:
+            checks.take()
             started = time.perf_counter()
             elements = partition(s, case.path)
             took = time.perf_counter() - started
-            cache[case.path] = (elements, took, pages(case.path))
+            cache[case.path] = (elements, took, pages(case.path), checks.take())
             seconds += took
             n_pages += cache[case.path][2]
             files.append(
@@ -302,6 +354,7 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
                     "pages": cache[case.path][2],
                     "seconds": round(took, 2),
                     "types": dict(Counter(e["type"] for e in elements)),
+                    "checked": cache[case.path][3],
                 }
             )
         elements = cache[case.path][0]
@@ -317,11 +370,16 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
             f"{name}: {case.path.name}: "
             + ", ".join(f"{r['table']} teds={r['teds']:.3f}/{r['teds_struct']:.3f}" for r in rows)
             + (f" (+{len(unmatched)} extra)" if unmatched else "")
+            + "".join(
+                f" [checked {c['region']}: {'table' if c['table'] else 'no'}]"
+                for c in cache[case.path][3]
+            )
             + ("" if rows else "no table expected"),
             file=sys.stderr,
             flush=True,
         )
     found = [t for t in tables if t["found"]]
+    checked = [c for case in cases for c in cache[case.path][3]]
     return {
         "set": name,
         "files": len(cases),
@@ -329,8 +387,11 @@ def run_set(name: str, cases: list[Case], s: Any, cache: dict[Path, tuple]) -> d
         "tables_expected": len(tables),
         "tables_found": len(found),
         "extra_tables": len(extras),
+        "regions_checked": len(checked),
+        "regions_read_as_tables": sum(1 for c in checked if c["table"]),
         "teds": mean([t["teds"] for t in tables]),
         "teds_struct": mean([t["teds_struct"] for t in tables]),
+        "cell_recall": mean([t["cell_recall"] for t in tables]),
         "teds_found": mean([t["teds"] for t in found]),
         "teds_struct_found": mean([t["teds_struct"] for t in found]),
         "seconds": round(seconds, 2),
@@ -374,7 +435,7 @@ def main() -> None:
         import os
 
         os.environ["INGESTFLOW_TABLE_STRUCTURE"] = args.structure
-    needs_corpus = {"docling", "corpus"} & set(args.sets)
+    needs_corpus = {"docling", "corpus", "scanned", "figures"} & set(args.sets)
     if needs_corpus and not CORPUS.is_dir():
         sys.exit(f"the sets {sorted(needs_corpus)} need the corpus at {CORPUS}")
     builders = {
@@ -383,6 +444,8 @@ def main() -> None:
         "pdfs": lambda: rendered("pdf"),
         "docling": docling,
         "corpus": corpus,
+        "scanned": scanned,
+        "figures": figures,
     }
     chosen = {name: builders[name]() for name in args.sets}
     if args.limit:
@@ -399,7 +462,8 @@ def main() -> None:
                 partition(s, case.path)
                 warm.add(kind)
     cache: dict[Path, tuple] = {}
-    results = [run_set(name, cases, s, cache) for name, cases in chosen.items()]
+    checks = Checks()
+    results = [run_set(name, cases, s, cache, checks) for name, cases in chosen.items()]
     out = {
         "machine": machine(),
         "command": " ".join(["benchmarks/bench_fidelity.py", *sys.argv[1:]]),
@@ -417,14 +481,15 @@ def main() -> None:
     )
     print(
         "| set | files | pages | tables found / expected | extra | TEDS | TEDS-struct |"
-        " TEDS (found) | TEDS-struct (found) | s/page |"
+        " TEDS (found) | TEDS-struct (found) | regions checked / read as tables | s/page |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(
             f"| {r['set']} | {r['files']} | {r['pages']} | {r['tables_found']} / "
             f"{r['tables_expected']} | {r['extra_tables']} | {r['teds']} | {r['teds_struct']} | "
-            f"{r['teds_found']} | {r['teds_struct_found']} | {r['s_per_page']} |"
+            f"{r['teds_found']} | {r['teds_struct_found']} | {r['regions_checked']} / "
+            f"{r['regions_read_as_tables']} | {r['s_per_page']} |"
         )
 
 
