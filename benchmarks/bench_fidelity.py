@@ -1,6 +1,7 @@
 """Table fidelity of High Res (`infer_table_structure`): TEDS and TEDS-struct per table set.
 
-    .venv/bin/python benchmarks/bench_fidelity.py [--sets images images_1x pdfs docling corpus]
+    .venv/bin/python benchmarks/bench_fidelity.py [--sets images images_1x pdfs docling corpus
+        scanned figures]
         [--limit N] [--json] [--languages eng ...] [--structure model|rules|auto]
 
 `--structure` picks the table-structure builder (`INGESTFLOW_TABLE_STRUCTURE`, docs/hi_res.md).
@@ -14,7 +15,9 @@ Sets (see benchmarks/fidelity/README.md):
   own outputs (`expected/docling/*.json`; the bar to reach, not ground truth: docling's tables
   are a model's reading too); the table of contents docling types `document_index` is left out;
 - `corpus`: the corpus's scans and PDF with a published hi_res table (the library's own OCR and
-  table model: a reference, not ground truth), as in `bench_hires.py`.
+  table model: a reference, not ground truth), as in `bench_hires.py`;
+- `scanned`: the corpus's two scanned tables against hand transcriptions (`fidelity/scanned/`);
+- `figures`: corpus files with figures, prose and lists and no table (any table found is false).
 
 Each found Table is matched to an expected one on the same page by the overlap of their boxes
 (intersection over union ≥ `MIN_IOU`, best pairs first); where the reference has no box (the
@@ -481,14 +484,16 @@ def main() -> None:
     )
     print(
         "| set | files | pages | tables found / expected | extra | TEDS | TEDS-struct |"
-        " TEDS (found) | TEDS-struct (found) | regions checked / read as tables | s/page |"
+        " TEDS (found) | TEDS-struct (found) | cell recall | regions checked / read as tables"
+        " | s/page |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(
             f"| {r['set']} | {r['files']} | {r['pages']} | {r['tables_found']} / "
             f"{r['tables_expected']} | {r['extra_tables']} | {r['teds']} | {r['teds_struct']} | "
-            f"{r['teds_found']} | {r['teds_struct_found']} | {r['regions_checked']} / "
+            f"{r['teds_found']} | {r['teds_struct_found']} | {r['cell_recall']} | "
+            f"{r['regions_checked']} / "
             f"{r['regions_read_as_tables']} | {r['s_per_page']} |"
         )
 

@@ -10,6 +10,7 @@ their structure is asserted exactly; the figures of the corpus are never read as
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -235,3 +236,76 @@ def test_a_table_over_two_pages_comes_out_as_one_table(tmp_path: Path):
         "matched_by": ["repeated_header"],
     }
     assert table_rows(tables[0]["metadata"]["text_as_html"]) == [HEADER, *ROWS]
+
+
+#: A table with no rules at all on a text PDF, between two paragraphs.
+BORDERLESS = [
+    ["Item", "Quantity", "Unit price", "Total"],
+    ["Notebook", "12", "2.50", "30.00"],
+    ["Pencil", "40", "0.35", "14.00"],
+    ["Stapler", "2", "7.90", "15.80"],
+    ["Folder", "25", "0.80", "20.00"],
+]
+
+
+def borderless_pdf() -> bytes:
+    """One page: a heading, a paragraph, BORDERLESS without any rule, a closing paragraph."""
+    ops = ["BT /F1 18 Tf 72 720 Td (Office supplies) Tj ET"]
+    paragraph = [
+        "The supplies bought this quarter are listed below with their quantities and prices;",
+        "the total of each line is the quantity times the unit price, before any discount.",
+    ]
+    for i, line in enumerate(paragraph):
+        ops.append(f"BT /F1 11 Tf 72 {690 - 15 * i} Td ({line}) Tj ET")
+    xs = [72, 200, 300, 400]
+    for r, row in enumerate(BORDERLESS):
+        for c, text in enumerate(row):
+            ops.append(f"BT /F1 11 Tf {xs[c]} {620 - 22 * r} Td ({text}) Tj ET")
+    ops.append("BT /F1 11 Tf 72 480 Td (Prices include the delivery to the office.) Tj ET")
+    return _pdf([("\n".join(ops) + "\n").encode()])
+
+
+def page_layout(path: Path, regions: list[tuple[str, tuple[float, ...]]]) -> tuple[Any, Any]:
+    """The PDF's first page rendered as High Res renders it, and a page layout holding
+    `regions` (layout class, box in points from the top left) as the layout model gives them."""
+    import numpy as np
+    import pypdfium2 as pdfium
+    from unstructured_inference.constants import Source
+    from unstructured_inference.inference.layoutelement import LayoutElements
+
+    from ingestflow.stages import hires
+    from ingestflow.stages.layout_model import CDLA_CLASSES
+
+    pdf = pdfium.PdfDocument(str(path))
+    image = pdf[0].render(scale=hires.DPI / 72).to_pil().convert("RGB")
+    pdf.close()
+    class_map = {i: layout for i, (_, layout) in enumerate(CDLA_CLASSES)}
+    ids = {layout: i for i, layout in reversed(list(class_map.items()))}
+    scale = hires.DPI / 72
+    elements = LayoutElements(
+        element_coords=np.array([[v * scale for v in box] for _, box in regions], dtype=float),
+        texts=np.array([None] * len(regions), dtype=object),
+        element_probs=np.array([0.9] * len(regions)),
+        element_class_ids=np.array([ids[kind] for kind, _ in regions]),
+        element_class_id_map=class_map,
+        sources=np.array([Source.YOLOX] * len(regions)),
+    )
+    return SimpleNamespace(elements_array=elements, number=1), image
+
+
+@pytest.mark.slow
+def test_a_borderless_table_the_layout_model_calls_text_becomes_a_table(tmp_path: Path):
+    from ingestflow.stages import hires
+
+    path = tmp_path / "supplies.pdf"
+    path.write_bytes(borderless_pdf())
+    # the regions as the layout model gave them for such a table (the fidelity set's no_rules
+    # PDF): a paragraph and the table, both called text
+    layout, image = page_layout(path, [("Text", (70, 98, 540, 120)), ("Text", (70, 160, 460, 270))])
+    call = hires._Call(path, is_image=False, tables=True, language="eng")
+    checks = table_finding.find(layout, image, call, has_text=True)
+    assert [c["region"] for c in checks] == ["Text"]  # prose is not read by the model at all
+    elements = layout.elements_array
+    kinds = [elements.element_class_id_map[int(c)] for c in elements.element_class_ids]
+    assert kinds == ["Text", "Table"]
+    assert table_rows(elements.text_as_html[1]) == BORDERLESS
