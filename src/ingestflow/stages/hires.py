@@ -277,6 +277,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
         if call.tables:
             table_finding.find(result, image, call, has_text)  # tables called something else
             _add_tables(result, image, call, has_text)
+            table_finding.fill_texts(result)  # a table OCR of the page could not read
         return result
 
     def to_elements(*args: Any, layouts_links: list[list] | None = None, **kwargs: Any) -> Any:

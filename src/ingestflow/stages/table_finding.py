@@ -241,6 +241,28 @@ def _runs(path: Any, page_index: int, image_width: int) -> list[Word]:
         pdf.close()
 
 
+def fill_texts(layout: Any) -> None:
+    """Table regions with HTML but no text (OCR of the whole page read nothing there, while OCR
+    of the enlarged crop read the cells) take their cells' text: the library drops an element
+    without text, and with it the table."""
+    from ingestflow.quality import table_rows
+
+    elements = layout.elements_array
+    names = elements.element_class_id_map
+    if len(elements.text_as_html) != len(elements.element_class_ids):
+        return
+    _ensure_html(elements)
+    for index, class_id in enumerate(elements.element_class_ids):
+        markup = elements.text_as_html[index]
+        text = elements.texts[index]
+        if (
+            names.get(int(class_id)) == "Table"
+            and isinstance(markup, str)
+            and not (isinstance(text, str) and text.strip())
+        ):
+            elements.texts[index] = " ".join(c for row in table_rows(markup) for c in row if c)
+
+
 def _box(elements: Any, index: int, image: Any) -> tuple[float, float, float, float]:
     """Region `index`'s box with PAD around it, inside the image."""
     x0, y0, x1, y1 = (float(v) for v in elements.element_coords[index])
