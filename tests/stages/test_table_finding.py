@@ -309,3 +309,21 @@ def test_a_borderless_table_the_layout_model_calls_text_becomes_a_table(tmp_path
     kinds = [elements.element_class_id_map[int(c)] for c in elements.element_class_ids]
     assert kinds == ["Text", "Table"]
     assert table_rows(elements.text_as_html[1]) == BORDERLESS
+
+
+def test_a_table_region_without_text_takes_its_cells_text():
+    # small print at 96 dpi: OCR of the whole page reads nothing in the table, OCR of its
+    # enlarged crop reads the cells; without text the library drops the element
+    import numpy as np
+    from unstructured_inference.inference.layoutelement import LayoutElements
+
+    elements = LayoutElements(
+        element_coords=np.array([[0, 0, 10, 10], [0, 20, 10, 30]], dtype=float),
+        texts=np.array(["", "a caption"], dtype=object),
+        element_class_ids=np.array([4, 3]),
+        element_class_id_map={3: "Caption", 4: "Table"},
+        text_as_html=np.array([html_of([HEAD, ["a", "1", "2"]]), None], dtype=object),
+    )
+    layout = SimpleNamespace(elements_array=elements, number=1)
+    table_finding.fill_texts(layout)
+    assert list(layout.elements_array.texts) == ["Item Quantity Total a 1 2", "a caption"]
