@@ -55,28 +55,32 @@ def draw_key_value(path: Path) -> Path:
 
 
 # --- the rules, on words made here ---------------------------------------------------------------
-def test_prose_is_not_columned_and_a_borderless_table_is():
+def test_prose_is_not_columned_nor_gapped_and_a_borderless_table_is():
     prose = [
         Word(w, 10 + 60 * i, 20 * line, 60 + 60 * i, 20 * line + 14)
         for line in range(5)
         for i, w in enumerate(["the", "table", "below", "was", "written", "in", "plain", "text"])
     ]
     assert not table_finding.columned(prose)
+    assert table_finding.gapped(prose) == 0.0
     table = [
         Word(w, x, 20 * line, x + 50, 20 * line + 14)
         for line in range(5)
         for w, x in ((f"item{line}", 10), (str(line * 3), 200), (f"{line}.50", 320))
     ]
     assert table_finding.columned(table)
+    assert table_finding.gapped(table) == 1.0
 
 
 def test_a_grid_needs_two_rows_two_columns_and_words_in_its_cells():
     reading = table_finding.Reading(
         cells=[], html="", rows=5, cols=2, score=0.99, filled=1.0, multi_rows=1.0,
-        words_in=1.0, box=(0, 0, 1, 1),
+        words_in=1.0, gapped=1.0, box=(0, 0, 1, 1),
     )  # fmt: skip
     assert table_finding.plausible(reading)
-    for change in ({"cols": 1}, {"rows": 1}, {"filled": 0.3}, {"multi_rows": 0.2}):
+    changes = [{"cols": 1}, {"rows": 1}, {"score": 0.955}, {"filled": 0.3}, {"multi_rows": 0.2}]
+    changes.append({"gapped": 0.0})  # prose read as a grid (a page of text, measured 0.0)
+    for change in changes:
         assert not table_finding.plausible(table_finding.Reading(**{**vars(reading), **change}))
 
 

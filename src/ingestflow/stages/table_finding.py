@@ -42,6 +42,7 @@ MIN_SCORE = 0.97  # tables 0.982 and up; a boxed paragraph 0.953, text on a cove
 MIN_FILLED = 0.6  # share of the grid's cells that hold words
 MIN_MULTI_ROWS = 0.6  # share of rows with words in two cells or more
 MIN_WORDS_IN = 0.8  # share of the region's words that land in a cell
+MIN_GAPPED = 0.5  # share of its lines with a gap between cells (tables 1.0, prose 0.0: `gapped`)
 #: A whole image is one table when the table's cells span this share of its content's width and
 #: height (the words' extent).
 MIN_COVER = 0.8
@@ -61,6 +62,7 @@ class Reading:
     filled: float
     multi_rows: float
     words_in: float
+    gapped: float
     box: tuple[float, float, float, float]  # the cells' extent, in crop pixels
 
     def features(self) -> dict[str, float]:
@@ -72,6 +74,7 @@ class Reading:
             "filled": round(self.filled, 3),
             "multi_rows": round(self.multi_rows, 3),
             "words_in": round(self.words_in, 3),
+            "gapped": round(self.gapped, 3),
         }
 
 
@@ -81,12 +84,14 @@ def grid_plausible(rows: int, cols: int, score: float) -> bool:
 
 
 def plausible(reading: Reading) -> bool:
-    """True when the grid read from a region is a table: rows and columns, cells with words."""
+    """True when the grid read from a region is a table: rows and columns, cells with words,
+    lines with gaps between the cells."""
     return (
         grid_plausible(reading.rows, reading.cols, reading.score)
         and reading.filled >= MIN_FILLED
         and reading.multi_rows >= MIN_MULTI_ROWS
         and reading.words_in >= MIN_WORDS_IN
+        and reading.gapped >= MIN_GAPPED
     )
 
 
@@ -125,8 +130,24 @@ def read(bgr: Any, words: list[Word] | None, ocr: Any = None) -> Reading | None:
         filled=sum(1 for c in cells if c.text) / len(cells) if cells else 0.0,
         multi_rows=sum(1 for n in by_row.values() if n >= 2) / structure.rows,
         words_in=min(1.0, kept / len(words)) if words else 0.0,
+        gapped=gapped(words),
         box=box,
     )
+
+
+def gapped(words: list[Word]) -> float:
+    """Share of the lines (of two words or more) with a gap wider than a word's height between
+    two of their words: a table's rows have them between their cells, prose lines do not."""
+    from ingestflow.stages import tables
+
+    if len(words) < 2:
+        return 0.0
+    height = median(w.y1 - w.y0 for w in words) or 1.0
+    lines = [line for line in tables._lines(words) if len(line) >= 2]
+    if not lines:
+        return 0.0
+    wide = sum(1 for line in lines if len(tables._phrases(line, height / 0.6)) >= 2)
+    return wide / len(lines)
 
 
 def columned(words: list[Word]) -> bool:
