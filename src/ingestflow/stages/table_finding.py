@@ -28,6 +28,7 @@ from itertools import pairwise
 from statistics import median
 from typing import Any
 
+from ingestflow.stages import ocr as ocr_engines
 from ingestflow.stages import table_model
 from ingestflow.stages.tables import Cell, Word, is_rule_glyph, render_html
 
@@ -217,6 +218,8 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
         records.append(_record(names[index], layout.number, box, reading))
         if reading is not None and plausible(reading):
             found.append((index, reading))
+            if page_words is None:  # its cells were OCRed: the element says by which engine
+                _ocr_region(layout, call, box)
     has_table = "Table" in names
     if call.is_image and not has_table and not found:
         box = (0.0, 0.0, float(image.width), float(image.height))
@@ -225,10 +228,21 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
         records.append(record)
         if reading is not None and plausible(reading) and _covers(reading, rgb):
             _replace_all(layout, reading)
+            _ocr_region(layout, call, box)
             return records
     if found:
         _promote(layout, found)
     return records
+
+
+def _ocr_region(layout: Any, call: Any, box: tuple[float, float, float, float]) -> None:
+    """Note the region whose words the table-cell engine read (metadata.ocr_engine)."""
+    from ingestflow.stages import hires
+
+    regions = getattr(call, "ocr_regions", None)
+    if regions is not None:
+        page = hires._page_number(layout, call)
+        regions.append((page, box, getattr(call, "table_ocr_engine", ocr_engines.TESSERACT)))
 
 
 def _runs(path: Any, page_index: int, image_width: int) -> list[Word]:
@@ -325,8 +339,11 @@ def _read_box(
     if words is not None and not words:
         return None  # a figure with no text in the text layer: no table to read
 
-    def ocr() -> list[Word]:
-        return hires._ocr_words(crop, call.language, max(1.0, 1600 / width))
+    def ocr() -> list[Word]:  # by the engine chosen for table cells (module `ocr`)
+        engine = getattr(call, "table_ocr_engine", ocr_engines.TESSERACT)
+        if engine == ocr_engines.TESSERACT:
+            return hires._ocr_words(crop, call.language, max(1.0, 1600 / width))
+        return ocr_engines.read_words(bgr)
 
     reading = read(bgr, words, ocr)
     if reading is not None:
