@@ -33,8 +33,16 @@ class PipedRun:
             env={**os.environ, **env},
         )
         self.lines: list[tuple[str, bool]] = []  # (line, the run was still going)
+        self.out: list[str] = []
+        # one reader per pipe: communicate() would read stderr too and take lines from _read
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
+        self.out_reader = threading.Thread(target=self._read_out, daemon=True)
+        self.out_reader.start()
+
+    def _read_out(self) -> None:
+        assert self.process.stdout is not None
+        self.out.append(self.process.stdout.read())
 
     def _read(self) -> None:
         assert self.process.stderr is not None
@@ -44,12 +52,14 @@ class PipedRun:
     def finish(self, seconds: float = 400) -> tuple[int, str, str]:
         """Exit code, stdout and stderr, once it ends (killed and failed after `seconds`)."""
         try:
-            out, _ = self.process.communicate(timeout=seconds)
+            self.process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.communicate()
+            self.process.wait()
             raise AssertionError(f"the run did not end in {seconds} s: {self.lines}") from None
         self.reader.join(10)
+        self.out_reader.join(10)
+        out = "".join(self.out)
         return self.process.returncode, out, "\n".join(line for line, _ in self.lines)
 
 
