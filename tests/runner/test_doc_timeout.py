@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestflow.runner.events import PagesPartitioned
 from tests.runner.test_split import long_pdf, run, workflow
 
 #: Loaded by every Python process started with its folder first on PYTHONPATH (the run's
@@ -64,8 +65,8 @@ def test_a_long_pdfs_page_ranges_together_are_bound_by_the_timeout(
     (folder / "log.pdf").write_bytes(long_pdf(120))  # five ranges of 24 pages on two workers
     (folder / "notes.txt").write_text("A short note beside the long log.\n")
     record, events, _ = run(tmp_path, workflow(), folder, 2, "two", doc_timeout=TIMEOUT)
-    pages = [data for event, data in events if event == "pages"]
-    assert pages and pages[0]["parts"] * RANGE_FLOOR > TIMEOUT  # split, and over it together
+    pages = [event for event in events if isinstance(event, PagesPartitioned)]
+    assert pages and pages[0].parts * RANGE_FLOOR > TIMEOUT  # split, and over it together
     status = {f["filename"]: (f["status"], f["error"]) for f in record["files"]}
     assert status["notes.txt"] == ("SUCCESS", None), status
     state, error = status["log.pdf"]
