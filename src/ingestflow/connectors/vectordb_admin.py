@@ -219,6 +219,9 @@ def search(
                 limit=k,
                 anns_field="embeddings",
                 output_fields=wanted,
+                # a search right after a run sees what it wrote (a server's default, Bounded,
+                # may serve a snapshot from before the last writes)
+                consistency_level="Strong",
             )
         hits = []
         for hit in result[0] if result else []:
