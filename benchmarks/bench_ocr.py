@@ -11,7 +11,7 @@ figure is the steadier one).
 Sets:
 - `tables`, `tables_1x`: the table crops of `benchmarks/fidelity/make_tables.py` at 192 and 96
   dpi (generate them first), against the HTML they were rendered from (exact). Tesseract runs as
-  High Res runs it on a table crop without text layer (`hires._ocr_words`: rules erased, small
+  High Res runs it on a table crop without text layer (`page_words.ocr_words`: rules erased, small
   crops enlarged, `--psm 6`);
 - `pages`: the English pages of `../shared/corpus/docs/docling` rendered at High Res's 200 dpi as
   if scanned, against their own text layer (exact). Tesseract runs as the library's whole-page
@@ -135,7 +135,7 @@ def scans() -> list[tuple[str, Image, str]]:
 def tesseract_table(image: Image) -> str:
     import numpy as np
 
-    from ingestflow.stages.hires import _ocr_words
+    from ingestflow.stages.page_words import ocr_words as _ocr_words
 
     gray = np.asarray(image.convert("L"))
     words = _ocr_words(gray, "eng", max(1.0, 1600 / image.width))

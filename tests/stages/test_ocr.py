@@ -18,7 +18,7 @@ from ingestflow.elements import Document
 from ingestflow.errors import EnvironmentProblem
 from ingestflow.quality import table_rows, word_recall
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import hires, ocr
+from ingestflow.stages import ocr, page_words
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage
 
@@ -57,7 +57,7 @@ def small_print(size: int = 12) -> Any:
 def test_pp_ocr_reads_small_print_digits_that_tesseract_garbles():
     image = small_print()
     # the table path before: tesseract on the crop, as High Res ran it on a 200 dpi page
-    before = [w.text for w in hires._ocr_words(np.asarray(image.convert("L")), "eng", 1.0)]
+    before = [w.text for w in page_words.ocr_words(np.asarray(image.convert("L")), "eng", 1.0)]
     assert "33.3" not in before and "0.716" not in before, before  # "333°", "0716"
     words = ocr.read_words(image)
     assert [w.text for w in words] == NUMBERS

@@ -40,6 +40,7 @@ from typing import Any
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.stages import layout_model, ocr, orientation, table_finding, table_model
+from ingestflow.stages.page_words import ocr_words, page_number, pdf_words
 from ingestflow.stages.tables import Word
 
 #: Rendering resolution of the library's hi_res (layout model and OCR), in dots per inch.
@@ -264,7 +265,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
         else:
             call.pages_ocr_full += 1
         kwargs["infer_table_structure"] = False  # the hub model; ingestflow's own below
-        page = _page_number(page_layout, call)
+        page = page_number(page_layout, call)
         if has_text:
             boxes = ocr.untexted_boxes(page_layout)
             call.ocr_regions += [(page, box, call.ocr_engine) for box in boxes]
@@ -409,7 +410,7 @@ def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
     if len(elements.text_as_html) != len(elements.element_class_ids):
         elements.text_as_html = np.array([None] * len(elements.element_class_ids), dtype=object)
     page_words = (
-        _pdf_words(call.path, layout.number - 1, image.width)
+        pdf_words(call.path, layout.number - 1, image.width)
         if has_text and not call.is_image
         else None
     )
@@ -436,15 +437,10 @@ def _add_tables(layout: Any, image: Any, call: _Call, has_text: bool) -> None:
             ]
         else:
             words = _table_ocr(call, index, elements, crop, bgr, max(1.0, 1600 / image.width))
-            page = _page_number(layout, call)
+            page = page_number(layout, call)
             call.ocr_regions.append((page, (x0, y0, x1, y1), call.table_ocr_engine))
         html = table_model.table_html_from(bgr, crop, words, call.table_mode) if crop.size else ""
         elements.text_as_html[index] = html or None
-
-
-def _page_number(layout: Any, call: _Call) -> int:
-    """The page's number from 1 (the library numbers an image's frames from 0, PDF pages from 1)."""
-    return layout.number + 1 if call.is_image else layout.number
 
 
 def _table_ocr(
@@ -453,90 +449,10 @@ def _table_ocr(
     """Words of a table crop by the engine chosen for table cells; when it is not the page's,
     the Table's text is these words too (one reading for its text and its cells)."""
     if call.table_ocr_engine == ocr.TESSERACT:
-        return _ocr_words(gray, call.language, scale)
+        return ocr_words(gray, call.language, scale)
     words = ocr.read_words(bgr)
     if call.table_ocr_engine != call.ocr_engine and words:
         if elements.texts.dtype != object:  # fixed-width strings would cut the text short
             elements.texts = elements.texts.astype(object)
         elements.texts[index] = " ".join(w.text for w in words)
-    return words
-
-
-def _pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
-    """The page's words from the text layer, in pixels of the rendered page image."""
-    import pypdfium2 as pdfium
-
-    pdf = pdfium.PdfDocument(str(path))
-    try:
-        page = pdf[page_index]
-        width, height = page.get_size()
-        scale = image_width / width
-        text = page.get_textpage()
-        words: list[Word] = []
-        current: list[tuple[str, tuple[float, float, float, float]]] = []
-
-        def flush() -> None:
-            if current:
-                chars = "".join(c for c, _ in current)
-                boxes = [b for _, b in current]
-                left = min(b[0] for b in boxes)
-                right = max(b[2] for b in boxes)
-                top = max(b[3] for b in boxes)
-                bottom = min(b[1] for b in boxes)
-                words.append(
-                    Word(
-                        chars,
-                        left * scale,
-                        (height - top) * scale,
-                        right * scale,
-                        (height - bottom) * scale,
-                    )
-                )
-                current.clear()
-
-        for i in range(text.count_chars()):
-            char = text.get_text_range(i, 1)
-            if not char or char.isspace():
-                flush()
-                continue
-            box = text.get_charbox(i, loose=True)
-            if current:
-                prev = current[-1][1]
-                size = max(prev[3] - prev[1], 1.0)
-                if box[0] - prev[2] > 0.25 * size or abs(box[1] - prev[1]) > 0.5 * size:
-                    flush()
-            current.append((char, box))
-        flush()
-        text.close()
-        page.close()
-        return words
-    finally:
-        pdf.close()
-
-
-def _ocr_words(crop: Any, language: str, scale: float) -> list[Word]:
-    """Words of a table image read by tesseract (rules erased; small scans enlarged first)."""
-    import cv2
-    import unstructured_pytesseract as tess
-
-    from ingestflow.stages.tables import erase_rules
-
-    if crop.size == 0:
-        return []
-    image = erase_rules(crop)
-    if scale > 1.05:
-        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
-    data = tess.image_to_data(image, lang=language, output_type=tess.Output.DICT, config="--psm 6")
-    words = []
-    for text, conf, x, y, w, h in zip(
-        data["text"],
-        data["conf"],
-        data["left"],
-        data["top"],
-        data["width"],
-        data["height"],
-        strict=False,
-    ):
-        if text.strip() and float(conf) >= 0:
-            words.append(Word(text, x / scale, y / scale, (x + w) / scale, (y + h) / scale))
     return words

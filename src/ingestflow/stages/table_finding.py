@@ -29,6 +29,7 @@ from statistics import median
 from typing import Any
 
 from ingestflow.stages import ocr as ocr_engines
+from ingestflow.stages import page_words as words_of
 from ingestflow.stages import table_model
 from ingestflow.stages.tables import Cell, Word, is_rule_glyph, render_html
 
@@ -189,8 +190,6 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
     place; see the module docstring); one record per region checked (for the benchmark)."""
     import numpy as np
 
-    from ingestflow.stages import hires
-
     elements = layout.elements_array
     class_map = elements.element_class_id_map
     names = [class_map.get(int(c), "") for c in elements.element_class_ids]
@@ -204,7 +203,7 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
             if n in TEXT_CLASSES and columned(_inside(runs, _box(elements, i, image)))
         ]
     page_words = (
-        hires._pdf_words(call.path, layout.number - 1, image.width)
+        words_of.pdf_words(call.path, layout.number - 1, image.width)
         if text_layer and candidates
         else None
     )
@@ -237,11 +236,9 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
 
 def _ocr_region(layout: Any, call: Any, box: tuple[float, float, float, float]) -> None:
     """Note the region whose words the table-cell engine read (metadata.ocr_engine)."""
-    from ingestflow.stages import hires
-
     regions = getattr(call, "ocr_regions", None)
     if regions is not None:
-        page = hires._page_number(layout, call)
+        page = words_of.page_number(layout, call)
         regions.append((page, box, getattr(call, "table_ocr_engine", ocr_engines.TESSERACT)))
 
 
@@ -328,8 +325,6 @@ def _read_box(
     pad: int = PAD,
 ) -> Reading | None:
     """The region read as a table, its words from the text layer or OCR of its crop."""
-    from ingestflow.stages import hires
-
     top, bottom, left, right = int(box[1]), int(box[3]), int(box[0]), int(box[2])
     crop = gray[top:bottom, left:right]
     if crop.size == 0:
@@ -342,7 +337,7 @@ def _read_box(
     def ocr() -> list[Word]:  # by the engine chosen for table cells (module `ocr`)
         engine = getattr(call, "table_ocr_engine", ocr_engines.TESSERACT)
         if engine == ocr_engines.TESSERACT:
-            return hires._ocr_words(crop, call.language, max(1.0, 1600 / width))
+            return words_of.ocr_words(crop, call.language, max(1.0, 1600 / width))
         return ocr_engines.read_words(bgr)
 
     reading = read(bgr, words, ocr)

@@ -1,0 +1,94 @@
+"""The words of a High Res page or table crop, from the text layer or tesseract, and a layout's
+page number: shared by `hires` and `table_finding` (kept apart so neither imports the other)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ingestflow.stages.tables import Word
+
+
+def page_number(layout: Any, call: Any) -> int:
+    """The page's number from 1 (the library numbers an image's frames from 0, PDF pages from 1)."""
+    return layout.number + 1 if call.is_image else layout.number
+
+
+def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
+    """The page's words from the text layer, in pixels of the rendered page image."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        page = pdf[page_index]
+        width, height = page.get_size()
+        scale = image_width / width
+        text = page.get_textpage()
+        words: list[Word] = []
+        current: list[tuple[str, tuple[float, float, float, float]]] = []
+
+        def flush() -> None:
+            if current:
+                chars = "".join(c for c, _ in current)
+                boxes = [b for _, b in current]
+                left = min(b[0] for b in boxes)
+                right = max(b[2] for b in boxes)
+                top = max(b[3] for b in boxes)
+                bottom = min(b[1] for b in boxes)
+                words.append(
+                    Word(
+                        chars,
+                        left * scale,
+                        (height - top) * scale,
+                        right * scale,
+                        (height - bottom) * scale,
+                    )
+                )
+                current.clear()
+
+        for i in range(text.count_chars()):
+            char = text.get_text_range(i, 1)
+            if not char or char.isspace():
+                flush()
+                continue
+            box = text.get_charbox(i, loose=True)
+            if current:
+                prev = current[-1][1]
+                size = max(prev[3] - prev[1], 1.0)
+                if box[0] - prev[2] > 0.25 * size or abs(box[1] - prev[1]) > 0.5 * size:
+                    flush()
+            current.append((char, box))
+        flush()
+        text.close()
+        page.close()
+        return words
+    finally:
+        pdf.close()
+
+
+def ocr_words(crop: Any, language: str, scale: float) -> list[Word]:
+    """Words of a table image read by tesseract (rules erased; small scans enlarged first)."""
+    import cv2
+    import unstructured_pytesseract as tess
+
+    from ingestflow.stages.tables import erase_rules
+
+    if crop.size == 0:
+        return []
+    image = erase_rules(crop)
+    if scale > 1.05:
+        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    data = tess.image_to_data(image, lang=language, output_type=tess.Output.DICT, config="--psm 6")
+    words = []
+    for text, conf, x, y, w, h in zip(
+        data["text"],
+        data["conf"],
+        data["left"],
+        data["top"],
+        data["width"],
+        data["height"],
+        strict=False,
+    ):
+        if text.strip() and float(conf) >= 0:
+            words.append(Word(text, x / scale, y / scale, (x + w) / scale, (y + h) / scale))
+    return words
