@@ -90,17 +90,7 @@ def serve(
         keep_jobs_days=keep_jobs_days,
         access_log=to_stderr,
     )
-    try:  # bound here, so that the line below names the port `--port 0` got
-        sock = socket.create_server(
-            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
-        )
-    except OSError as exc:
-        typer.echo(
-            f"✗ cannot listen on {host}:{port}: {exc.strerror or exc}; give another --port "
-            "(or --host), or stop what holds it",
-            err=True,
-        )
-        raise typer.Exit(3) from None
+    sock = listening_socket(host, port)  # bound here: the line below names the port it got
     shown = f"[{host}]" if ":" in host else host
     where = f"http://{shown}:{sock.getsockname()[1]}/api/v1"
     typer.echo(f"serving workspace {workspace.resolve()} at {where}", err=True)
@@ -112,3 +102,19 @@ def serve(
         server.run(sockets=[sock])
     if not server.started:
         raise typer.Exit(3)  # the app's start-up failed; its lifespan said why
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port for uvicorn (`serve`, `ui`); a port that cannot be taken
+    ends the command with one line and exit 3."""
+    try:
+        return socket.create_server(
+            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+        )
+    except OSError as exc:
+        typer.echo(
+            f"✗ cannot listen on {host}:{port}: {exc.strerror or exc}; give another --port "
+            "(0 picks a free one), or stop what holds it",
+            err=True,
+        )
+        raise typer.Exit(3) from None

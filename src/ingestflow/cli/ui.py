@@ -28,7 +28,6 @@ def ui(
     """Open the web UI: jobs, each file's pages with its elements drawn over them, two jobs
     compared. Serves on 127.0.0.1 only and prints a link that signs one browser in once; the
     REST API is served beside it under /api/v1 (with API keys, as `ingestflow serve`)."""
-    import socket
     import threading
     import time
     import webbrowser
@@ -36,6 +35,7 @@ def ui(
     import uvicorn
 
     from ingestflow.cli.output import failing_cleanly
+    from ingestflow.cli.serve import listening_socket
     from ingestflow.offline import set_offline_env
     from ingestflow.server.access_log import to_stderr
     from ingestflow.server.app import create_app
@@ -45,18 +45,7 @@ def ui(
         pass  # made and checked before anything listens
     set_offline_env()
     app_ = create_app(workspace, max_running=max_jobs, access_log=to_stderr)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        sock.close()
-        typer.echo(
-            f"✗ cannot listen on 127.0.0.1:{port} ({exc.strerror}): another program uses it; "
-            "give another port with --port N (0 picks a free one)",
-            err=True,
-        )
-        raise typer.Exit(3) from None
+    sock = listening_socket("127.0.0.1", port)
     bound = sock.getsockname()[1]
     link = f"http://127.0.0.1:{bound}/ui/signin?token={app_.state.signin.issue_token()}"
     server = uvicorn.Server(
