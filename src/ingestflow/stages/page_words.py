@@ -15,8 +15,13 @@ def page_number(layout: Any, call: Any) -> int:
 
 
 def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
-    """The page's words from the text layer, in pixels of the rendered page image."""
+    """The page's words from the text layer, in pixels of the rendered page image. Text set
+    vertically (a column title turned a quarter, as in a narrow table column) comes as one word
+    per line of it, in its reading order, not one word per letter."""
+    import math
+
     import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
 
     pdf = pdfium.PdfDocument(str(path))
     try:
@@ -26,10 +31,12 @@ def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
         text = page.get_textpage()
         words: list[Word] = []
         current: list[tuple[str, tuple[float, float, float, float]]] = []
+        turned = False  # the current word is set vertically
+        space = False  # a space came after the current word's last letter
 
         def flush() -> None:
             if current:
-                chars = "".join(c for c, _ in current)
+                chars = "".join(c for c, _ in current).strip()
                 boxes = [b for _, b in current]
                 left = min(b[0] for b in boxes)
                 right = max(b[2] for b in boxes)
@@ -49,14 +56,31 @@ def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
         for i in range(text.count_chars()):
             char = text.get_text_range(i, 1)
             if not char or char.isspace():
-                flush()
+                if turned and current:
+                    space = True  # a vertical line's words stay one word (reading order)
+                else:
+                    flush()
                 continue
             box = text.get_charbox(i, loose=True)
+            vertical = abs(math.sin(pdfium_c.FPDFText_GetCharAngle(text.raw, i))) > 0.5
             if current:
                 prev = current[-1][1]
-                size = max(prev[3] - prev[1], 1.0)
-                if box[0] - prev[2] > 0.25 * size or abs(box[1] - prev[1]) > 0.5 * size:
+                if vertical != turned:
                     flush()
+                elif vertical:
+                    across = max(prev[2] - prev[0], 1.0)  # the font's size, turned
+                    gap = max(box[1] - prev[3], prev[1] - box[3])
+                    if abs(box[0] - prev[0]) > 0.5 * across or gap > (
+                        0.8 if space else 0.25
+                    ) * across:
+                        flush()
+                    elif space:
+                        current.append((" ", box))
+                else:
+                    size = max(prev[3] - prev[1], 1.0)
+                    if box[0] - prev[2] > 0.25 * size or abs(box[1] - prev[1]) > 0.5 * size:
+                        flush()
+            turned, space = vertical, False
             current.append((char, box))
         flush()
         text.close()

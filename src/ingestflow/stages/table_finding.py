@@ -30,7 +30,7 @@ from typing import Any
 
 from ingestflow.stages import ocr as ocr_engines
 from ingestflow.stages import page_words as words_of
-from ingestflow.stages import table_model
+from ingestflow.stages import table_model, table_rules
 from ingestflow.stages.tables import Cell, Word, is_rule_glyph, render_html
 
 _LOG = logging.getLogger(__name__)
@@ -106,6 +106,7 @@ def read(bgr: Any, words: list[Word] | None, ocr: Any = None) -> Reading | None:
     if words is None:
         words = ocr() if ocr is not None else []
     words = [w for w in words if not is_rule_glyph(w.text)]
+    structure = table_rules.fit(structure, table_model.to_gray(bgr), words)
     cells = table_model.fill(structure, words)
     kept = sum(len(c.text.split()) for c in cells)
     by_row: dict[int, int] = {}

@@ -264,16 +264,28 @@ def _distance(a: tuple[float, ...], b: tuple[float, ...] | None) -> float:
     return sum(abs(p - q) for p, q in zip(a, b, strict=True))
 
 
-def model_html(bgr: Any, words: list[Word]) -> str:
-    """The table as `<table>` HTML read by the model, cells filled from `words`; empty string
-    when there are no words or the model finds no cell (as the rule-based builder)."""
+def model_html(bgr: Any, words: list[Word], gray: Any = None) -> str:
+    """The table as `<table>` HTML read by the model and fitted to its drawn rules
+    (`table_rules`), cells filled from `words`; empty string when there are no words or the
+    model finds no cell (as the rule-based builder). `gray`: the crop in grey (from `bgr`
+    when not given)."""
+    from ingestflow.stages import table_rules
+
     words = [w for w in words if not is_rule_glyph(w.text)]  # OCR's reading of a drawn rule
     if not words:
         return ""
     structure = get_model().structure(bgr)
     if not structure.cells:
         return ""
+    structure = table_rules.fit(structure, to_gray(bgr) if gray is None else gray, words)
     return render_html(fill(structure, words))
+
+
+def to_gray(bgr: Any) -> Any:
+    """A BGR crop in grey."""
+    import cv2
+
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY) if bgr.size else bgr[..., 0]
 
 
 # --- which builder reads a table ------------------------------------------------------------------
@@ -303,7 +315,7 @@ def table_html_from(bgr: Any, gray: Any, words: list[Word], mode: str) -> str:
 
     if mode == "rules" or (mode == "auto" and _ruled_grid(words, gray)):
         return table_html(words, gray)
-    return model_html(bgr, words)
+    return model_html(bgr, words, gray)
 
 
 def _ruled_grid(words: list[Word], gray: Any) -> bool:
