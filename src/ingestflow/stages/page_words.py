@@ -70,9 +70,10 @@ def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
                 elif vertical:
                     across = max(prev[2] - prev[0], 1.0)  # the font's size, turned
                     gap = max(box[1] - prev[3], prev[1] - box[3])
-                    if abs(box[0] - prev[0]) > 0.5 * across or gap > (
-                        0.8 if space else 0.25
-                    ) * across:
+                    if (
+                        abs(box[0] - prev[0]) > 0.5 * across
+                        or gap > (0.8 if space else 0.25) * across
+                    ):
                         flush()
                     elif space:
                         current.append((" ", box))

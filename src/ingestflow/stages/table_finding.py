@@ -30,7 +30,7 @@ from typing import Any
 
 from ingestflow.stages import ocr as ocr_engines
 from ingestflow.stages import page_words as words_of
-from ingestflow.stages import table_model, table_rules
+from ingestflow.stages import table_blocks, table_model, table_rules
 from ingestflow.stages.tables import Cell, Word, is_rule_glyph, render_html
 
 _LOG = logging.getLogger(__name__)
@@ -212,6 +212,7 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
     gray = np.asarray(image.convert("L"))
     records: list[dict[str, Any]] = []
     found: list[tuple[int, Reading]] = []
+    inner: list[tuple[Any, str, str, float]] = []  # tables inside a figure (table_blocks)
     for index in sorted(candidates):
         box = _box(elements, index, image)
         reading = _read_box(box, rgb, gray, page_words, call, image.width)
@@ -220,6 +221,12 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
             found.append((index, reading))
             if page_words is None:  # its cells were OCRed: the element says by which engine
                 _ocr_region(layout, call, box)
+        elif page_words is not None and names[index] in FIGURE_CLASSES:
+            for part, crop in table_blocks.parts(box, page_words, image.width, image.height):
+                reading = _read_box(crop, rgb, gray, page_words, call, image.width)
+                records.append(_record("figure part", layout.number, crop, reading))
+                if reading is not None and plausible(reading):
+                    inner.append((part, _text(reading.cells), reading.html, reading.score))
     has_table = "Table" in names
     if call.is_image and not has_table and not found:
         box = (0.0, 0.0, float(image.width), float(image.height))
@@ -232,6 +239,9 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
             return records
     if found:
         _promote(layout, found)
+    if inner:
+        _ensure_html(layout.elements_array)
+        table_blocks.append(layout, inner)
     return records
 
 

@@ -224,9 +224,11 @@ def _grid(
 
 
 def fill(structure: Structure, words: list[Word]) -> list[Cell]:
-    """The structure's cells with their text: each word goes to the cell its box overlaps most
-    (the nearest cell when it overlaps none); a word outside the cells' extent (by more than
-    half a cell's height) is left out; a cell's words are joined in reading order."""
+    """The structure's cells with their text: each word goes to the row its box overlaps most
+    (rows' extents are the medians of their cells' boxes, steadier than one cell's box), then
+    to the cell of that row its box overlaps most (the nearest cell when it overlaps none); a
+    word outside the cells' extent (by more than half a cell's height) is left out; a cell's
+    words are joined in reading order."""
     placed = [c for c in structure.cells if c.box is not None]
     texts: dict[int, list[Word]] = {id(c): [] for c in structure.cells}
     if placed:
@@ -236,15 +238,49 @@ def fill(structure: Structure, words: list[Word]) -> list[Cell]:
         margin = median(b[3] - b[1] for b in boxes) / 2
         left, top = min(b[0] for b in boxes) - margin, min(b[1] for b in boxes)
         right, bottom = max(b[2] for b in boxes) + margin, max(b[3] for b in boxes) + margin
+        rows = _row_extents(placed)
         for word in words:
             if word.y1 < top or not (left <= word.cx <= right and word.cy <= bottom):
                 # outside every row and column the model read: a caption or OCR noise in the
                 # crop's margin, not a cell's text
                 continue
             box = (word.x0, word.y0, word.x1, word.y1)
-            best = max(placed, key=lambda c: (_overlap(box, c.box), -_distance(box, c.box)))
+            row = _row_of(box, rows)
+            within = [c for c in placed if row is None or c.row <= row < c.row + c.rowspan]
+            best = max(
+                within or placed, key=lambda c: (_overlap(box, c.box), -_distance(box, c.box))
+            )
             texts[id(best)].append(word)
     return [Cell(c.row, c.col, c.rowspan, c.colspan, _join(texts[id(c)])) for c in structure.cells]
+
+
+def _row_extents(cells: list[ModelCell]) -> dict[int, tuple[float, float]]:
+    """Each row's vertical extent: the medians of the tops and bottoms of its single-row
+    cells' boxes."""
+    from statistics import median
+
+    by_row: dict[int, list[tuple[float, float, float, float]]] = {}
+    for c in cells:
+        if c.rowspan == 1 and c.box is not None:
+            by_row.setdefault(c.row, []).append(c.box)
+    return {
+        r: (median(b[1] for b in boxes), median(b[3] for b in boxes))
+        for r, boxes in by_row.items()
+    }
+
+
+def _row_of(box: tuple[float, ...], rows: dict[int, tuple[float, float]]) -> int | None:
+    """The row whose extent the word's box overlaps most (the nearest by middle when it
+    overlaps none); None when no row has an extent."""
+    if not rows:
+        return None
+    middle = (box[1] + box[3]) / 2
+
+    def key(r: int) -> tuple[float, float]:
+        y0, y1 = rows[r]
+        return (max(0.0, min(box[3], y1) - max(box[1], y0)), -abs((y0 + y1) / 2 - middle))
+
+    return max(rows, key=key)
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...] | None) -> float:

@@ -57,9 +57,7 @@ def fit(structure: Structure, gray: Any, words: list[Word]) -> Structure:
     centres = _centres(structure)
     between = [_between(rules, centres[r], centres[r + 1]) for r in range(structure.rows - 1)]
     top = _edge(rules, centres[0], above=True) if centres and centres[0] is not None else None
-    bottom = (
-        _edge(rules, centres[-1], above=False) if centres and centres[-1] is not None else None
-    )
+    bottom = _edge(rules, centres[-1], above=False) if centres and centres[-1] is not None else None
     full_inside = sum(1 for b in between if b is not None and any(r.full for r in b))
     ruled = sum(1 for b in between if b)  # an unknown boundary (None) counts as not ruled
     merge = full_inside >= 2 and ruled >= RULED_ROWS * len(between)
@@ -81,9 +79,7 @@ def fit(structure: Structure, gray: Any, words: list[Word]) -> Structure:
 
 def _rules(gray: Any, height: float, left: float, right: float) -> list[_Rule]:
     """The horizontal rules over the table's width, segments at one height joined, top down."""
-    segments = sorted(
-        _horizontal_rules(gray, height, 0.0, float(gray.shape[1])), key=lambda f: f.y
-    )
+    segments = sorted(_horizontal_rules(gray, height, 0.0, float(gray.shape[1])), key=lambda f: f.y)
     groups: list[list[Any]] = []
     for seg in segments:
         if seg.x1 <= left or seg.x0 >= right:
