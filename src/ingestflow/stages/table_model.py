@@ -264,8 +264,7 @@ def _row_extents(cells: list[ModelCell]) -> dict[int, tuple[float, float]]:
         if c.rowspan == 1 and c.box is not None:
             by_row.setdefault(c.row, []).append(c.box)
     return {
-        r: (median(b[1] for b in boxes), median(b[3] for b in boxes))
-        for r, boxes in by_row.items()
+        r: (median(b[1] for b in boxes), median(b[3] for b in boxes)) for r, boxes in by_row.items()
     }
 
 
