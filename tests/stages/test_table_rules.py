@@ -267,3 +267,35 @@ def test_docling_s_two_line_rows_and_turned_titles_read_as_docling_reads_them(co
         html = table_model.model_html(rgb[y0:y1, x0:x1, ::-1].copy(), words)
         # measured 1.0 on both (0.35 and 0.88 before)
         assert teds(html, docling_table_html(item)) >= 0.95, (stem, html)
+
+
+def test_a_word_goes_to_its_row_before_its_cell():
+    # an empty header cell whose box the model drew low, over the first body row's text (as in
+    # docling's table_mislabeled_as_picture): the word belongs to the body row all the same
+    structure = Structure(
+        [
+            ModelCell(0, 0, 1, 1, True, (10, 40, 100, 75)),
+            ModelCell(0, 1, 1, 1, True, (220, 5, 300, 20)),
+            ModelCell(1, 0, 1, 1, False, (120, 45, 200, 70)),
+            ModelCell(1, 1, 1, 1, False, (220, 45, 300, 70)),
+            ModelCell(2, 0, 1, 1, False, (10, 85, 200, 100)),
+            ModelCell(2, 1, 1, 1, False, (220, 85, 300, 100)),
+        ],
+        0.99,
+    )
+    words = [
+        Word("CSOs", 225, 6, 290, 19),
+        Word("Persons", 20, 50, 90, 64),
+        Word("*", 250, 50, 258, 64),
+        Word("Children", 20, 86, 90, 99),
+        Word("*", 250, 86, 258, 99),
+    ]
+    texts = {(c.row, c.col): c.text for c in fill(structure, words)}
+    assert texts == {
+        (0, 0): "",
+        (0, 1): "CSOs",
+        (1, 0): "Persons",
+        (1, 1): "*",
+        (2, 0): "Children",
+        (2, 1): "*",
+    }
