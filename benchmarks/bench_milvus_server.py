@@ -23,9 +23,9 @@ from pydantic import SecretStr
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "src"), str(REPO)]  # this checkout's code, and its tests' launcher
 
-from ingestflow.connectors.vectordb import VectorDBDestination, create_collection  # noqa: E402
+from ingestflow.connectors.vectordb import VectorDBConfig  # noqa: E402
+from ingestflow.connectors.vectordb_destination import VectorDBDestination, create_collection  # noqa: E402
 from ingestflow.elements import Document  # noqa: E402
-from ingestflow.spec.models import VectorDBConfig  # noqa: E402
 from tests.milvus_server import ROOT_PASSWORD, MilvusServer  # noqa: E402
 
 

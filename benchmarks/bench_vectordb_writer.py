@@ -33,9 +33,9 @@ from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
 
-from ingestflow.connectors.vectordb import VectorDBDestination, create_collection
+from ingestflow.connectors.vectordb import VectorDBConfig
+from ingestflow.connectors.vectordb_destination import VectorDBDestination, create_collection
 from ingestflow.elements import Document
-from ingestflow.spec.models import VectorDBConfig
 
 
 def make_documents(rows: int, docs: int, dim: int, seed: int = 7) -> list[Document]:

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from ingestflow.cli import vectordb as cli_vectordb
 from ingestflow.cli.vectordb import app
-from ingestflow.connectors.vectordb import VectorDBDestination
+from ingestflow.connectors.vectordb import VectorDBConfig
+from ingestflow.connectors.vectordb_destination import VectorDBDestination
 from ingestflow.elements import Document
 from ingestflow.service import admin
-from ingestflow.spec.models import VectorDBConfig
 
 runner = CliRunner()
 SECRET = "cli-S3cret-pw"

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from ingestflow.connectors import vectordb
+from ingestflow.connectors import vectordb_destination as vectordb
 from ingestflow.connectors.check import check_connector
-from ingestflow.connectors.vectordb import (
+from ingestflow.connectors.vectordb import VectorDBConfig
+from ingestflow.connectors.vectordb_destination import (
     VectorDBDestination,
     check_connection,
     create_collection,
@@ -27,7 +28,6 @@ from ingestflow.connectors.vectordb_schema import FieldSpec, SchemaInfo, check_s
 from ingestflow.connectors.vectordb_values import cut_utf8
 from ingestflow.elements import Document
 from ingestflow.errors import ConnectorError, DocumentError
-from ingestflow.spec.models import VectorDBConfig
 
 DIM = 4
 SECRET = "s3cr3t-Pa55word"

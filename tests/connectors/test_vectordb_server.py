@@ -20,12 +20,16 @@ from typer.testing import CliRunner
 
 from ingestflow.cli import app
 from ingestflow.cli import vectordb as cli_vectordb
-from ingestflow.connectors.vectordb import VectorDBDestination, create_collection, search
+from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.connectors.vectordb_admin import check_connection
+from ingestflow.connectors.vectordb_destination import (
+    VectorDBDestination,
+    create_collection,
+    search,
+)
 from ingestflow.elements import Document
 from ingestflow.errors import ConnectorError, DocumentError
 from ingestflow.service import admin
-from ingestflow.spec.models import VectorDBConfig
 from tests.connectors.conftest import SERVER_DB, SERVER_PASSWORD, SERVER_USER, root_client
 from tests.milvus_server import MilvusServer, free_ports
 

@@ -16,7 +16,8 @@ from bs4 import BeautifulSoup
 
 from ingestflow.connectors import wiki_permissions as perms
 from ingestflow.connectors.check import ConnectionCheck, check_connector
-from ingestflow.connectors.wiki import (
+from ingestflow.connectors.wiki import WikiConfig
+from ingestflow.connectors.wiki_source import (
     FailedDocument,
     HttpPolicy,
     WikiSource,
@@ -26,7 +27,6 @@ from ingestflow.connectors.wiki import (
 )
 from ingestflow.elements import Document
 from ingestflow.errors import ConnectorError, DocumentError
-from ingestflow.spec.models import WikiConfig
 from tests.fakes.confluence import (
     CORPUS_WIKI,
     FIXTURE_WIKI,

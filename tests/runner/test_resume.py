@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 HOOK = """
 import os, signal
 from ingestflow.connectors.local import LocalDestination
-from ingestflow.connectors.vectordb import VectorDBDestination
+from ingestflow.connectors.vectordb_destination import VectorDBDestination
 
 calls = [0]
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 # step of the writer: the Nth call of a VectorDBDestination method, before or after it.
 KILLER = """
 import os, sys
-from ingestflow.connectors.vectordb import VectorDBDestination
+from ingestflow.connectors.vectordb_destination import VectorDBDestination
 method, when, nth = sys.argv[1], sys.argv[2], int(sys.argv[3])
 original = getattr(VectorDBDestination, method)
 calls = [0]

@@ -265,7 +265,7 @@ def test_missing_space_is_a_precheck_error(tmp_path: Path, wiki: FakeConfluence)
 def test_wiki_to_milvus_lite_with_permissions(tmp_path: Path, wiki: FakeConfluence) -> None:
     from pymilvus import MilvusClient
 
-    from ingestflow.connectors.vectordb import create_collection
+    from ingestflow.connectors.vectordb_destination import create_collection
 
     db = tmp_path / "milvus.db"
     create_collection(str(db), "pages", dim=384, schema="recommended", enable_dynamic_field=True)

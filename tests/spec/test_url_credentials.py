@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingestflow.spec.models import VectorDBConfig
+from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.spec.record import mask_url_credentials
 from ingestflow.spec.validate import url_credential_problems
 

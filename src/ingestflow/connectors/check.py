@@ -51,10 +51,10 @@ def check_connector(
     from ingestflow.connectors import registry
 
     entry = registry.connector_type(connector_type)
-    if entry is None:
+    if entry is None or not entry.stored or entry.checker is None:
         return ConnectionCheck.failure(
             f"no connection check for connector type {connector_type!r}; "
-            f"known types: {', '.join(sorted(registry.CONNECTOR_TYPES))}"
+            f"known types: {', '.join(sorted(registry.types_of(None)))}"
         )
     if isinstance(config, Mapping):
         checked = registry.validate_connector(

@@ -1,7 +1,9 @@
-"""Local files: a Source over files and folders, and a Destination of one JSON file per document."""
+"""Local files: a Source over files and folders, a Destination of one JSON file per document, and
+the `local` connector type's entry (a type the run makes from its inputs and output folder)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -12,10 +14,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ConfigDict, Field
+
 from ingestflow.connectors.base import Destination, Source
+from ingestflow.connectors.entry import ConnectorType
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, WorkflowInvalid
 from ingestflow.files import FolderLock, remove_stale_temporaries, write_json_atomic
+from ingestflow.spec.models import Model
 from ingestflow.spec.problems import Problem
 
 FILE_NAMESPACE = uuid.UUID("5b0e4a35-6c43-4f7e-9d1f-0c6a51f0a1d7")
@@ -308,3 +314,51 @@ class LocalDestination(Destination):
         """Write the document's elements as a JSON list, replacing any earlier file."""
         write_json_atomic(self.target(doc), doc.elements)
         return []
+
+
+class LocalConfig(Model):
+    """Config of local files, made by the run (never stored): what it reads, or where it writes."""
+
+    model_config = ConfigDict(extra="forbid")  # made by the run from its own arguments
+
+    inputs: list[Path] = Field(default_factory=list)
+    #: folders never read as input (the run's own output folder, its workspace)
+    exclude: list[Path] = Field(default_factory=list)
+    #: uploads: record ids from this identity and the files' names, not their paths
+    identity: str | None = None
+    output: Path | None = None
+
+
+def local_source(config: LocalConfig) -> LocalSource:
+    """The LocalSource of a config."""
+    return LocalSource(config.inputs, exclude=config.exclude, identity=config.identity)
+
+
+def local_destination(config: LocalConfig) -> LocalDestination:
+    """The LocalDestination of a config."""
+    if config.output is None:
+        raise ValueError("a local destination needs an output folder")
+    return LocalDestination(config.output)
+
+
+def _identity(config: LocalConfig) -> str:
+    if config.output is not None:
+        return f"local:{config.output.resolve()}"
+    # the input paths: a run over other paths is another source
+    return "local:" + json.dumps(sorted({str(p.resolve()) for p in config.inputs}))
+
+
+def _source_identity(config: LocalConfig) -> str | None:
+    # uploads land in a new folder each job: no key to remove by
+    return _identity(config) if config.identity is None else None
+
+
+ENTRY = ConnectorType(
+    "local",
+    LocalConfig,
+    _identity,
+    source="ingestflow.connectors.local:local_source",
+    destination="ingestflow.connectors.local:local_destination",
+    source_identity=_source_identity,
+    stored=False,
+)

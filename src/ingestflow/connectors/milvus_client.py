@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
+from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.connectors.vectordb_schema import SchemaInfo
 from ingestflow.errors import ConnectorError, EnvironmentProblem, IngestflowError
-from ingestflow.spec.models import MASK, VectorDBConfig
+from ingestflow.spec.models import MASK
 from ingestflow.spec.record import mask_url_credentials
 
 if TYPE_CHECKING:

@@ -1,90 +1,47 @@
-"""The connector registry: one entry per connector type, the only list of them.
+"""The connector registry: every connector type's entry, registered once, looked up by name.
 
-An entry names the type, its vendor aliases, its role (source or destination), its config model,
-the class that reads or writes it and its connection check. Validation, the store, the runner's
-connector factory and `connectors check` all read this table.
+Each type's module (`connectors/local.py`, `wiki.py`, `vectordb.py`) exports its `ENTRY` (a
+`ConnectorType`: config model, secret fields, rules, identity, source/destination, check); the
+lines at the end of this module register them. Validation, the store, the runs and `connectors
+check` all read this table. Adding a connector type is one module and one `register` line.
 """
 
 from __future__ import annotations
 
-import builtins
-import importlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingestflow.spec.models import (
-    SECRET_FIELDS,
-    ConnectorCreate,
-    Model,
-    VectorDBConfig,
-    WikiConfig,
-)
+from ingestflow.connectors import local, vectordb, wiki
+from ingestflow.connectors.entry import ConnectorType
+from ingestflow.spec.models import SECRET_FIELDS, ConnectorCreate
 from ingestflow.spec.names import name_problem
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
-from ingestflow.spec.validate import url_credential_problems, wiki_auth_problems
+
+CONNECTOR_TYPES: dict[str, ConnectorType] = {}
+_ALIASES: dict[str, str] = {}
 
 
-@dataclass(frozen=True)
-class ConnectorType:
-    """One connector type: what it is called, what it does, how it is built and checked."""
-
-    type: str
-    role: str  # "source" | "destination"
-    config_model: builtins.type[Model]
-    factory: str  # "module:Class" built with the parsed config
-    checker: str  # "module:function" taking the parsed config, returning a ConnectionCheck
-    aliases: tuple[str, ...] = ()
-    config_rules: Callable[[Any], list[Problem]] = field(default=lambda config: [])
-    # Fields naming where the secrets go (endpoint) or whose they are (identity): changing one
-    # of them on update needs the secrets sent again, so a stored secret never follows a new host.
-    endpoint_fields: tuple[str, ...] = ()
-
-    def build(self, config: Any, **options: Any) -> Any:
-        """The Source or Destination object for a parsed config (heavy imports happen here)."""
-        return _load(self.factory)(config, **options)
-
-    def check(self, config: Any, **options: Any) -> Any:
-        """Connect, authenticate and look (no crawl, no write): a ConnectionCheck."""
-        return _load(self.checker)(config, **options)
-
-    def identity(self, config: Any) -> str:
-        """What the destination is, for fingerprints of processed documents (no secrets)."""
-        if isinstance(config, VectorDBConfig):
-            return f"{self.type}:{config.uri}:{config.db_name}:{config.collection_name}"
-        return f"{self.type}:{getattr(config, 'url', '')}"
-
-
-CONNECTOR_TYPES: dict[str, ConnectorType] = {
-    entry.type: entry
-    for entry in (
-        ConnectorType(
-            "wiki",
-            "source",
-            WikiConfig,
-            "ingestflow.connectors.wiki:WikiSource",
-            "ingestflow.connectors.wiki:check_connection",
-            aliases=("confluence",),
-            config_rules=lambda config: (
-                url_credential_problems(config) + wiki_auth_problems(config)
-            ),
-            endpoint_fields=("url", "username"),
-        ),
-        ConnectorType(
-            "vectordb",
-            "destination",
-            VectorDBConfig,
-            "ingestflow.connectors.vectordb:VectorDBDestination",
-            "ingestflow.connectors.vectordb_admin:check_connection",
-            aliases=("milvus",),
-            config_rules=url_credential_problems,
-            endpoint_fields=("uri", "user"),
-        ),
-    )
-}
-_ALIASES = {alias: e.type for e in CONNECTOR_TYPES.values() for alias in (e.type, *e.aliases)}
+def register(entry: ConnectorType) -> ConnectorType:
+    """Add a connector type; a type name or alias already taken is refused (ValueError)."""
+    names = (entry.type, *entry.aliases)
+    taken = [name for name in names if name in _ALIASES]
+    if taken:
+        raise ValueError(
+            f"cannot register connector type {entry.type!r}: "
+            + ", ".join(f"{name!r} already names type {_ALIASES[name]!r}" for name in taken)
+            + "; give the new type a name and aliases of its own"
+        )
+    if entry.type != entry.type.strip().lower() or not entry.roles:
+        raise ValueError(
+            f"cannot register connector type {entry.type!r}: its name must be lowercase without "
+            f"blanks, and it needs a source or a destination (it has {entry.roles or 'neither'})"
+        )
+    CONNECTOR_TYPES[entry.type] = entry
+    _ALIASES.update(dict.fromkeys(names, entry.type))
+    SECRET_FIELDS.update(entry.secret_fields)  # masked in every record from now on
+    return entry
 
 
 def canonical_type(name: str) -> str:
@@ -99,8 +56,8 @@ def connector_type(name: str) -> ConnectorType | None:
 
 
 def types_of(role: str | None) -> list[str]:
-    """Registered types of one role (all with None)."""
-    return [e.type for e in CONNECTOR_TYPES.values() if role in (None, "", e.role)]
+    """Types a stored connector of one role can have (all roles with None)."""
+    return [e.type for e in CONNECTOR_TYPES.values() if e.stored and (not role or role in e.roles)]
 
 
 @dataclass
@@ -110,6 +67,9 @@ class CheckedConnector:
     connector: ConnectorCreate | None
     config: Any = None
     problems: list[Problem] = field(default_factory=list)
+    type_entry: ConnectorType | None = None
+    #: the role it is used in: a stored type's one role, or the role a run gave local files
+    role: str = ""
 
     @property
     def valid(self) -> bool:
@@ -119,10 +79,8 @@ class CheckedConnector:
     @property
     def entry(self) -> ConnectorType:
         """The registry entry (call only on a valid result)."""
-        assert self.connector is not None
-        entry = connector_type(self.connector.type)
-        assert entry is not None
-        return entry
+        assert self.type_entry is not None
+        return self.type_entry
 
 
 def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
@@ -136,7 +94,7 @@ def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
     entry = connector_type(connector.type)
     allowed = types_of(role)
     if entry is None or entry.type not in allowed:
-        aliases = [a for e in CONNECTOR_TYPES.values() if e.type in allowed for a in e.aliases]
+        aliases = [a for t in allowed for a in CONNECTOR_TYPES[t].aliases]
         problems.append(
             Problem(
                 "type",
@@ -164,7 +122,14 @@ def validate_connector(data: Any, role: str | None = None) -> CheckedConnector:
         problems.append(unprintable)
     if config is not None:
         problems.extend(entry.config_rules(config))
-    return CheckedConnector(connector, config, problems)
+    return CheckedConnector(connector, config, problems, entry, entry.role)
+
+
+def local_files(role: str, **config: Any) -> CheckedConnector:
+    """The `local` connector of a run's own files as a `role` (a source's `inputs`, `exclude`,
+    `identity`; a destination's `output`): made by the run, never stored or validated."""
+    entry = CONNECTOR_TYPES["local"]
+    return CheckedConnector(None, entry.config_model(**config), [], entry, role)
 
 
 _PLACEHOLDER = re.compile(r"^\s*<[A-Za-z][A-Za-z0-9_ -]*>\s*$")
@@ -187,6 +152,7 @@ def _placeholders(config: Any) -> list[Problem]:
     ]
 
 
-def _load(dotted: str) -> Any:
-    module, _, attr = dotted.partition(":")
-    return getattr(importlib.import_module(module), attr)
+# One line per connector type: its module exports the entry.
+register(local.ENTRY)
+register(wiki.ENTRY)
+register(vectordb.ENTRY)

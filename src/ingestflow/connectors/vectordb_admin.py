@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr
 
 from ingestflow.connectors.milvus_client import MilvusTarget, describe, ensure_loaded, target_of
+from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.connectors.vectordb_schema import SchemaInfo
 from ingestflow.errors import ConnectorError, IngestflowError
-from ingestflow.spec.models import VectorDBConfig
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient

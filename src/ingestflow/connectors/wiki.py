@@ -1,384 +1,137 @@
-"""The `wiki` source: pages of a Confluence instance (Server/Data Center or Cloud) as Documents.
+"""The `wiki` connector type (vendor spelling `confluence`): its config, rules and registry entry.
 
-`WikiSource` crawls: it lists the spaces (those named in `spaces`, else all, up to
-`max_num_of_spaces`) and each space's pages (up to `max_num_of_docs_from_each_space`), reads each
-page with its HTML, its permissions (rules: `wiki_permissions`) and, with `extract_images` /
-`extract_files`, the images and attachments it embeds (`wiki_media`), and yields each page, then
-its attachments, as Documents (their shape: `wiki_documents`). It talks HTTP through
-atlassian-python-api's v1 REST class over one retrying, authenticated session (`wiki_http`:
-`HttpPolicy`, failures explained in words). `check_connection` checks the instance and the
-credentials without crawling.
-
-A page that can't be read (deleted after listing, 5xx or timeouts past the retries, a body that is
-not JSON or has no HTML) is yielded as a `FailedDocument`: no content, the reason in `error` and in
-`warnings`, and `read_bytes()` raising `DocumentError` with that reason, so the runner records a
-per-file failure and goes on.
+The crawl itself is `wiki_source.py`; this module stays light (pydantic only), since validating a
+connector body imports it.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+import json
+from urllib.parse import urlparse
 
-import requests
+from pydantic import ConfigDict, Field, SecretStr, field_validator
 
-from ingestflow.connectors import wiki_media as media
-from ingestflow.connectors import wiki_permissions as perms
-from ingestflow.connectors.base import Source
-from ingestflow.connectors.check import ConnectionCheck
-from ingestflow.connectors.wiki_documents import (
-    PROTOCOL,
-    FailedDocument,
-    WikiDocuments,
-    slugify,
-)
-from ingestflow.connectors.wiki_http import (
-    RETRY_STATUSES,
-    HttpPolicy,
-    Malformed,
-    connect_failure,
-    describe,
-    http_status,
-    open_client,
-    paged,
-)
-from ingestflow.connectors.wiki_media import image_mime
-from ingestflow.elements import Document
-from ingestflow.errors import ConnectorError
-
-if TYPE_CHECKING:
-    from atlassian import ConfluenceServer
-
-    from ingestflow.spec.models import WikiConfig
-
-__all__ = [
-    "PAGE_EXPAND",
-    "PROTOCOL",
-    "RETRY_STATUSES",
-    "FailedDocument",
-    "HttpPolicy",
-    "WikiSource",
-    "check_connection",
-    "image_mime",
-    "slugify",
-]
-
-log = logging.getLogger(__name__)
-
-PAGE_EXPAND = "body.view,version,history,history.lastUpdated,space,ancestors"
+from ingestflow.connectors.entry import ConnectorType
+from ingestflow.spec.models import Model
+from ingestflow.spec.problems import Problem
+from ingestflow.spec.validate import url_credential_problems
 
 
-class WikiSource(Source):
-    """Pages (and optionally their embedded attachments) of a wiki instance, lazily."""
+class WikiConfig(Model):
+    """Config of a `wiki` source connector."""
 
-    name = "wiki"
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    def __init__(self, config: WikiConfig, policy: HttpPolicy | None = None) -> None:
-        self.config = config
-        self.policy = policy or HttpPolicy()
-        self.warnings: list[str] = []  # source-level notes for the job record
-        self._gaps: list[str] = []  # why the last listing may have missed pages (no deletions)
-        self._client: ConfluenceServer | None = None
-        self._session: requests.Session | None = None
-        self._listed: list[dict[str, Any]] | None = None
-        self._grants: dict[str, dict[tuple[str, str], perms.Principals] | str] = {}
-        self._ancestor_reads: dict[str, perms.Principals] = {}
-        parts = urlsplit(config.url)
-        netloc = parts.netloc.rpartition("@")[2]  # never any user:password@ given in the URL
-        self._docs = WikiDocuments(config.url, netloc.lower(), config.cloud)
-        self._origin = media.origin(config.url)
-        self._safe_url = parts._replace(netloc=netloc).geturl()
+    url: str
+    max_num_of_spaces: int = Field(500, gt=0)
+    max_num_of_docs_from_each_space: int = Field(150, gt=0)
+    spaces: list[str] | None = None
+    extract_images: bool = False
+    extract_files: bool = False
+    username: str | None = None
+    token: SecretStr | None = None
+    password: SecretStr | None = None
+    cloud: bool = False
 
-    def __repr__(self) -> str:
-        return (
-            f"WikiSource(url={self._safe_url!r}, auth={self.config.auth_mode!r}, "
-            f"cloud={self.config.cloud}, spaces={self.config.spaces!r})"
-        )
-
-    # -- connection ---------------------------------------------------------------------------
-
-    @property
-    def client(self) -> ConfluenceServer:
-        """The atlassian v1 REST client (built on first use)."""
-        if self._client is None:
-            self._session, self._client = open_client(self.config, self.policy)
-        return self._client
-
-    @property
-    def session(self) -> requests.Session:
-        """The authenticated session (downloads go through it, to the instance's host only)."""
-        _ = self.client
-        assert self._session is not None
-        return self._session
-
-    def close(self) -> None:
-        """Close the HTTP session."""
-        if self._session is not None:
-            self._session.close()
-        self._client = self._session = None
-
-    def precheck(self) -> None:
-        """Check the instance answers, the credentials work and every listed space exists."""
-        self._probe()
-        self._listed_spaces()
-
-    def _probe(self) -> None:
-        try:
-            body = self.client.get_all_spaces(start=0, limit=1)
-        except Exception as exc:
-            raise ConnectorError(
-                connect_failure(exc, self._safe_url, self.config.auth_mode, self.policy)
-            ) from exc
-        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-            raise ConnectorError(
-                f"{self._safe_url} answered, but not as the wiki REST API (GET rest/api/space "
-                "gave no `results`); check `url` (a Cloud site's URL ends in /wiki)"
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(
+                "must be an http(s) URL with a host, e.g. https://example.atlassian.net/wiki"
             )
+        return value.rstrip("/")
 
-    def _describe(self, exc: BaseException) -> str:
-        return describe(exc, self.policy)
+    @field_validator("spaces")
+    @classmethod
+    def _keys(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and any(not key.strip() for key in value):
+            raise ValueError("space keys must be non-empty strings")
+        return value
 
-    # -- spaces -------------------------------------------------------------------------------
+    @property
+    def auth_mode(self) -> str:
+        """'api_token', 'pat' or 'basic' (call only on a validated config)."""
+        if self.token is not None:
+            return "api_token" if self.username else "pat"
+        return "basic"
 
-    def _listed_spaces(self) -> list[dict[str, Any]] | None:
-        """The spaces named in `spaces` (ConnectorError naming any missing key), else None."""
-        keys = self.config.spaces
-        if not keys:
-            return None
-        if self._listed is None:
-            found, missing = [], []
-            for key in keys:
-                try:
-                    space = self.client.get_space(key)
-                except Exception as exc:
-                    if http_status(exc) in (403, 404):
-                        missing.append(key)
-                        continue
-                    raise ConnectorError(
-                        f"could not look up space {key!r} on {self._safe_url}: "
-                        f"{self._describe(exc)}"
-                    ) from exc
-                found.append(space if isinstance(space, dict) else {"key": key})
-            if missing:
-                raise ConnectorError(
-                    f"space key(s) not found on {self._safe_url}: {', '.join(map(repr, missing))}; "
-                    "`spaces` takes space keys (not display names) the user may view"
-                )
-            limit = self.config.max_num_of_spaces
-            if len(found) > limit:
-                note = f"{len(found)} spaces listed, max_num_of_spaces is {limit}: read {limit}"
-                self.warnings.append(note)
-                log.warning(note)
-            self._listed = found[:limit]
-        return self._listed
 
-    def _paged(self, fetch: Callable[[int, int], Any], total: int) -> Iterator[dict[str, Any]]:
-        return paged(fetch, total, self.policy.page_size)
-
-    def _spaces(self) -> Iterator[dict[str, Any]]:
-        listed = self._listed_spaces()
-        if listed is not None:
-            if len(listed) < len(set(self.config.spaces or ())):
-                self._gaps.append(f"only the first {len(listed)} spaces were read")
-            yield from listed
-            return
-        count = 0
-        for space in self._paged(
-            lambda start, limit: self.client.get_all_spaces(start=start, limit=limit),
-            self.config.max_num_of_spaces,
-        ):
-            count += 1
-            yield space
-        if count >= self.config.max_num_of_spaces:
-            self._gaps.append(f"max_num_of_spaces ({count}) spaces were read; there may be more")
-
-    def listing_problem(self) -> str | None:
-        """Why the last listing may have missed pages: a space or page list that could not be
-        read, or one cut at its `max_num_of_*` limit. None when it read them all."""
-        return "the wiki source " + "; ".join(self._gaps) if self._gaps else None
-
-    # -- documents ----------------------------------------------------------------------------
-
-    def suffixes(self) -> set[str] | None:
-        """Pages are HTML; attachments, when extracted, are not known before the run."""
-        return {".html"}
-
-    def documents(self) -> Iterator[Document]:
-        """Yield each page (then its embedded attachments when extract_files) of each space."""
-        self._gaps = []
-        spaces = self._spaces()
-        while True:
-            try:
-                space = next(spaces)
-            except StopIteration:
-                return
-            except ConnectorError:
-                raise
-            except Exception as exc:
-                yield self._failed_listing(None, exc)
-                return
-            yield from self._space_documents(space)
-
-    def _space_documents(self, space: dict[str, Any]) -> Iterator[Document]:
-        key = str(space.get("key"))
-        log.info("wiki: reading space %s", key)
-        pages = self._paged(
-            lambda start, limit: self.client.get_all_pages_from_space_raw(
-                key, start=start, limit=limit, expand="version"
-            ),
-            self.config.max_num_of_docs_from_each_space,
+def wiki_auth_problems(config: WikiConfig) -> list[Problem]:
+    """Exactly one auth mode: API token (username+token), PAT (token, cloud false), or password."""
+    modes = [
+        "API token: username + token (+ cloud)",
+        "personal access token: token, cloud false",
+        "username + password (+ cloud)",
+    ]
+    token = config.token.get_secret_value() if config.token else None
+    password = config.password.get_secret_value() if config.password else None
+    out: list[Problem] = []
+    for name, value in (("username", config.username), ("token", token), ("password", password)):
+        if value is not None and not value.strip():
+            out.append(
+                Problem(f"config.{name}", f"`{name}` is empty", hint="give a value or omit it")
+            )
+    if out:
+        return out
+    if token is not None and password is not None:
+        out.append(
+            Problem(
+                "config",
+                "give either `token` or `password`, not both: exactly one "
+                "authentication mode per connector",
+                found=["token", "password"],
+                allowed=modes,
+            )
         )
-        count, limit = 0, self.config.max_num_of_docs_from_each_space
-        while True:
-            try:
-                entry = next(pages)
-            except StopIteration:
-                if count >= limit:
-                    self._gaps.append(
-                        f"read max_num_of_docs_from_each_space ({limit}) pages of "
-                        f"space {key}; there may be more"
-                    )
-                return
-            except Exception as exc:
-                yield self._failed_listing(key, exc)
-                return
-            count += 1
-            yield from self._page_documents(key, entry)
-
-    def _page_documents(self, space_key: str, entry: dict[str, Any]) -> Iterator[Document]:
-        page_id, title = str(entry.get("id")), str(entry.get("title") or "")
-        try:
-            page = self.client.get_page_by_id(page_id, expand=PAGE_EXPAND)
-            if not isinstance(page, dict):
-                raise Malformed("the page response is not JSON")
-            view = ((page.get("body") or {}).get("view") or {}).get("value")
-            if not isinstance(view, str):
-                raise Malformed("the page response has no HTML body (body.view.value)")
-        except Exception as exc:
-            reason = self._describe(exc)
-            if http_status(exc) == 404:
-                reason = "deleted or no longer visible since it was listed (HTTP 404)"
-            reason = f"page {page_id}: {reason}"
-            log.warning("wiki: %s", reason)
-            yield self._docs.failed_page(space_key, page_id, title, reason)
-            return
-        doc, references = self._page_document(space_key, page, view)
-        attachments: list[dict[str, Any]] = []
-        if self.config.extract_files and references[0] | references[1]:
-            try:
-                attachments = self._embedded_attachments(page_id, *references)
-            except Exception as exc:
-                doc.warnings.append(f"embedded files not read: {self._describe(exc)}")
-        yield doc
-        for attachment in attachments:
-            yield self._attachment_document(doc, space_key, page_id, attachment)
-
-    def _page_document(
-        self, space_key: str, page: dict[str, Any], view: str
-    ) -> tuple[Document, media.References]:
-        extract = self.config.extract_images or self.config.extract_files
-        return self._docs.page(
-            space_key,
-            page,
-            view,
-            rewrite=self._rewrite if extract else None,
-            permissions=self._permissions,
+    elif token is None and password is None:
+        out.append(
+            Problem(
+                "config",
+                "no credentials: exactly one authentication mode is needed",
+                found=["username"] if config.username else [],
+                allowed=modes,
+                hint="add `token` (with `username` for an API token) or `username` and `password`",
+            )
         )
-
-    def _failed_listing(self, space_key: str | None, exc: BaseException) -> Document:
-        what = f"pages of space {space_key}" if space_key else "spaces"
-        reason = f"could not list the {what}: {self._describe(exc)}"
-        log.warning("wiki: %s", reason)
-        self._gaps.append(reason)
-        return self._docs.failed_listing(space_key, reason)
-
-    # -- permissions --------------------------------------------------------------------------
-
-    def _permissions(
-        self, space_key: str, page: dict[str, Any]
-    ) -> tuple[list[dict[str, Any]] | None, str | None]:
-        """`permissions_data` for a page, or None and the reason they could not be read."""
-        if space_key not in self._grants:
-            try:
-                permissions = self.client.get_all_space_permissions(space_key)
-                self._grants[space_key] = perms.space_grants(permissions)
-            except Exception as exc:
-                self._grants[space_key] = self._describe(exc)
-        grants = self._grants[space_key]
-        lead = "permissions_data left out: could not read"
-        if isinstance(grants, str):
-            return None, f"{lead} the permissions of space {space_key} ({grants})"
-        page_id = str(page["id"])
-        try:
-            restrictions = self.client.get_all_restrictions_for_content(page_id)
-            parsed = perms.page_restrictions(restrictions)
-            self._ancestor_reads[page_id] = parsed.get("read", perms.Principals())
-            ancestors = [
-                self._ancestor_read(str(a.get("id")))
-                for a in page.get("ancestors") or []
-                if isinstance(a, dict)
-            ]
-        except Exception as exc:
-            return None, f"{lead} the restrictions of page {page_id} ({self._describe(exc)})"
-        return perms.permissions_data(parsed, grants, ancestors), None
-
-    def _ancestor_read(self, page_id: str) -> perms.Principals:
-        if page_id not in self._ancestor_reads:
-            body = self.client.get_all_restrictions_for_content(page_id)
-            read = perms.page_restrictions(body).get("read", perms.Principals())
-            self._ancestor_reads[page_id] = read
-        return self._ancestor_reads[page_id]
-
-    # -- images and attachments ---------------------------------------------------------------
-
-    def _rewrite(self, page_id: str, view: str) -> tuple[str, media.References, list[str]]:
-        return media.rewrite(
-            view,
-            page_id,
-            base_url=self.config.url,
-            home=self._origin,
-            inline=self.config.extract_images,
-            fetch=lambda url: self.session.get(url, timeout=self.policy.timeout),
-            describe=self._describe,
+    elif password is not None and not config.username:
+        out.append(Problem("config.username", "`password` needs `username`", allowed=modes))
+    elif token is not None and not config.username and config.cloud:
+        out.append(
+            Problem(
+                "config.cloud",
+                "a personal access token (token without username) requires `cloud` to be false",
+                found=True,
+                allowed=[False],
+                hint="set cloud to false, or add `username` to use an API token",
+            )
         )
-
-    def _embedded_attachments(
-        self, page_id: str, ids: set[str], names: set[str]
-    ) -> list[dict[str, Any]]:
-        """The page's attachments that its HTML embeds (by attachment id or download link)."""
-        listing = self._paged(
-            lambda start, limit: self.client.get_attachments_from_content(
-                page_id, start=start, limit=limit, expand="version"
-            ),
-            10_000,
-        )
-        return media.embedded(listing, ids, names)
-
-    def _attachment_document(
-        self, parent: Document, space_key: str, page_id: str, attachment: dict[str, Any]
-    ) -> Document:
-        doc = self._docs.attachment(
-            parent, space_key, page_id, attachment, download=self._download, describe=self._describe
-        )
-        if isinstance(doc, FailedDocument):
-            log.warning("wiki: %s", doc.error)
-        return doc
-
-    def _download(self, url: str) -> bytes:
-        response = self.session.get(url, timeout=self.policy.timeout)
-        response.raise_for_status()
-        return response.content
+    return out
 
 
-def check_connection(config: WikiConfig, policy: HttpPolicy | None = None) -> ConnectionCheck:
-    """Whether the wiki answers, accepts the credentials and has every listed space (no crawl)."""
-    source = WikiSource(config, policy or HttpPolicy(timeout=15.0, retries=1))
-    try:
-        source.precheck()
-    except ConnectorError as exc:
-        return ConnectionCheck.failure(str(exc))
-    finally:
-        source.close()
-    return ConnectionCheck.success()
+def _rules(config: WikiConfig) -> list[Problem]:
+    return url_credential_problems(config) + wiki_auth_problems(config)
+
+
+def _identity(config: WikiConfig) -> str:
+    return f"wiki:{config.url}"
+
+
+def _source_identity(config: WikiConfig) -> str:
+    # the spaces it is told to list: a run over fewer spaces is another source for removals
+    spaces = sorted(config.spaces) if config.spaces else None
+    return f"{_identity(config)}:{json.dumps(spaces)}"
+
+
+ENTRY = ConnectorType(
+    "wiki",
+    WikiConfig,
+    _identity,
+    source="ingestflow.connectors.wiki_source:WikiSource",
+    checker="ingestflow.connectors.wiki_source:check_connection",
+    aliases=("confluence",),
+    config_rules=_rules,
+    source_identity=_source_identity,
+    endpoint_fields=("url", "username"),
+)

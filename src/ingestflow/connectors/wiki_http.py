@@ -28,7 +28,7 @@ from ingestflow.connectors import wiki_permissions as perms
 if TYPE_CHECKING:
     from atlassian import ConfluenceServer
 
-    from ingestflow.spec.models import WikiConfig
+    from ingestflow.connectors.wiki import WikiConfig
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _AUTH_LABELS = {

@@ -16,7 +16,6 @@ The safety rules (docs/incremental.md says them to users):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -25,18 +24,6 @@ from ingestflow.errors import one_line
 from ingestflow.runner.events import DocumentRemoved, Listener
 from ingestflow.store import sync
 from ingestflow.store.jobs import Workspace
-
-
-def local_source_key(inputs: list[Any]) -> str:
-    """A local source's identity: its input paths (a run over other paths is another source)."""
-    return "local:" + json.dumps(sorted({str(p.resolve()) for p in inputs}))
-
-
-def connector_source_key(identity: str, config: Any) -> str:
-    """A source connector's identity, with the part of its config that decides what it lists
-    (a wiki's spaces): a run that lists less by configuration is another source."""
-    spaces = getattr(config, "spaces", None)
-    return f"{identity}:{json.dumps(sorted(spaces) if spaces else None)}"
 
 
 class Deletions:

@@ -14,6 +14,7 @@ from typing import Any
 from ingestflow.connectors.registry import (
     CheckedConnector,
     connector_type,
+    local_files,
     validate_connector,
 )
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
@@ -163,7 +164,12 @@ class Connectors:
 
     def build(self, checked: CheckedConnector, **options: Any) -> Any:
         """The Source or Destination of a resolved connector, under this service's Lite rule."""
-        return checked.entry.build(checked.config, **options, **self.lite.options(checked.config))
+        lite = self.lite.options(checked.config)
+        return checked.entry.build(checked.config, checked.role, **options, **lite)
+
+    def local(self, role: str, **config: Any) -> CheckedConnector:
+        """The run's own local files as a `role`: see `registry.local_files`."""
+        return local_files(role, **config)
 
     # --- connection checks ------------------------------------------------------------------
     def check_now(self, ref: str | Path, role: str = "") -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingestflow.spec.models import VectorDBConfig
+from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.spec.problems import Problem
 
 

@@ -106,8 +106,6 @@ class Runs:
         local output goes when none is asked for (default ./output). `keep_deleted`: keep what
         left the source in the destination (`runner.deletions`); `resume`: `job_id` is a job
         continued in place (`service.resume`)."""
-        from ingestflow.connectors.local import LocalDestination, LocalSource
-        from ingestflow.runner.deletions import connector_source_key, local_source_key
         from ingestflow.runner.executor import RunOptions
         from ingestflow.runner.plan import build_plan
 
@@ -136,8 +134,11 @@ class Runs:
                 self.ws.root,
                 *([output or Path("output")] if destination_ref is None else []),
             ]
-            source = LocalSource(inputs, exclude=exclude, identity=identity)
-            source_key = local_source_key(inputs) if identity is None else None  # uploads: none
+            checked = self.connectors.local(
+                "source", inputs=inputs, exclude=exclude, identity=identity
+            )
+            source = self.connectors.build(checked)
+            source_key = checked.entry.source_key(checked.config)  # uploads: none
             if all(p.exists() for p in inputs):
                 total = source.count()
         else:
@@ -154,9 +155,7 @@ class Runs:
                 )
             checked = self.connectors.resolve(source_ref, "source")
             source = self.connectors.build(checked)
-            source_key = connector_source_key(
-                checked.entry.identity(checked.config), checked.config
-            )
+            source_key = checked.entry.source_key(checked.config)
         output_dir: str | None = None
         if destination_ref is None:
             if on_oversize:
@@ -171,8 +170,9 @@ class Runs:
                     what="run request",
                 )
             output = output or Path("output")
-            destination = LocalDestination(output)
-            destination_key = f"local:{output.resolve()}"
+            checked = self.connectors.local("destination", output=output)
+            destination = self.connectors.build(checked)
+            destination_key = checked.entry.identity(checked.config)
             output_dir = str(output.resolve())
         else:
             checked = self.connectors.resolve(destination_ref, "destination")

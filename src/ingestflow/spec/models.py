@@ -7,15 +7,22 @@ Node settings and connector configs are kept as raw objects here and parsed by t
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ingestflow.spec.catalog import canonical_subtype
 
-SECRET_FIELDS = frozenset(
-    {"password", "token", "provider_api_key", "unstructured_api_key", "api_key"}
-)
+#: Field names whose values are secrets wherever they appear (records, messages, parse errors):
+#: the node settings' keys and every registered connector type's secret fields (registering a
+#: type adds its own). `password` and `token` are here from the start, so that they are masked
+#: even in a process that never imported the connector registry.
+SECRET_FIELDS: set[str] = {
+    "password",
+    "token",
+    "provider_api_key",
+    "unstructured_api_key",
+    "api_key",
+}
 MASK = "********"
 
 
@@ -30,59 +37,6 @@ def _bool_or_word(value: Any) -> Any:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     return value
-
-
-class WikiConfig(Model):
-    """Config of a `wiki` source connector."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    url: str
-    max_num_of_spaces: int = Field(500, gt=0)
-    max_num_of_docs_from_each_space: int = Field(150, gt=0)
-    spaces: list[str] | None = None
-    extract_images: bool = False
-    extract_files: bool = False
-    username: str | None = None
-    token: SecretStr | None = None
-    password: SecretStr | None = None
-    cloud: bool = False
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        parsed = urlparse(value)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(
-                "must be an http(s) URL with a host, e.g. https://example.atlassian.net/wiki"
-            )
-        return value.rstrip("/")
-
-    @field_validator("spaces")
-    @classmethod
-    def _keys(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and any(not key.strip() for key in value):
-            raise ValueError("space keys must be non-empty strings")
-        return value
-
-    @property
-    def auth_mode(self) -> str:
-        """'api_token', 'pat' or 'basic' (call only on a validated config)."""
-        if self.token is not None:
-            return "api_token" if self.username else "pat"
-        return "basic"
-
-
-class VectorDBConfig(Model):
-    """Config of a `vectordb` destination connector (Milvus; a Lite path or a server URI)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    user: str
-    uri: str = Field(min_length=1)
-    db_name: str
-    password: SecretStr
-    collection_name: str = Field(min_length=1)
 
 
 class ConnectorCreate(Model):

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from ingestflow.spec import registry
 from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_SUBTYPES
-from ingestflow.spec.models import MASK, SECRET_FIELDS, WikiConfig, WorkflowCreate
+from ingestflow.spec.models import MASK, SECRET_FIELDS, WorkflowCreate
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_url_credentials, url_credentials
@@ -122,58 +122,6 @@ def _unknown_kind(path: str, type_: str, subtype: str) -> Problem:
         allowed=_SUBTYPE_HINTS[type_],
         hint="vendor spellings (e.g. `anthropic_ner`) are accepted too",
     )
-
-
-def wiki_auth_problems(config: WikiConfig) -> list[Problem]:
-    """Exactly one auth mode: API token (username+token), PAT (token, cloud false), or password."""
-    modes = [
-        "API token: username + token (+ cloud)",
-        "personal access token: token, cloud false",
-        "username + password (+ cloud)",
-    ]
-    token = config.token.get_secret_value() if config.token else None
-    password = config.password.get_secret_value() if config.password else None
-    out: list[Problem] = []
-    for name, value in (("username", config.username), ("token", token), ("password", password)):
-        if value is not None and not value.strip():
-            out.append(
-                Problem(f"config.{name}", f"`{name}` is empty", hint="give a value or omit it")
-            )
-    if out:
-        return out
-    if token is not None and password is not None:
-        out.append(
-            Problem(
-                "config",
-                "give either `token` or `password`, not both: exactly one "
-                "authentication mode per connector",
-                found=["token", "password"],
-                allowed=modes,
-            )
-        )
-    elif token is None and password is None:
-        out.append(
-            Problem(
-                "config",
-                "no credentials: exactly one authentication mode is needed",
-                found=["username"] if config.username else [],
-                allowed=modes,
-                hint="add `token` (with `username` for an API token) or `username` and `password`",
-            )
-        )
-    elif password is not None and not config.username:
-        out.append(Problem("config.username", "`password` needs `username`", allowed=modes))
-    elif token is not None and not config.username and config.cloud:
-        out.append(
-            Problem(
-                "config.cloud",
-                "a personal access token (token without username) requires `cloud` to be false",
-                found=True,
-                allowed=[False],
-                hint="set cloud to false, or add `username` to use an API token",
-            )
-        )
-    return out
 
 
 def url_credential_problems(config: Any) -> list[Problem]:
