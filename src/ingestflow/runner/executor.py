@@ -811,17 +811,8 @@ def _tasks(
 
 def _loading(plan: Plan) -> list[str]:
     """What the workers load before the first document, in words (for the progress line)."""
-    out = []
-    for node in plan.nodes:
-        if node.type == "partition":
-            hires = plan.context.strategy in ("hi_res", "auto")
-            out.append("the layout and OCR models" if hires else "the partitioner")
-        elif node.type == "embed":
-            from ingestflow.spec.catalog import LOCAL_EMBED_MODEL
-
-            if str(getattr(node.settings, "model_name", "")).lower() == LOCAL_EMBED_MODEL:
-                out.append("the embedding model")
-    return out
+    loads = (node.kind.loading(node.settings) for node in plan.nodes)  # the registry knows
+    return [label for label in loads if label is not None]
 
 
 def _close_quietly(*connectors: Source | Destination) -> None:

@@ -118,10 +118,7 @@ def plan_from_checked(
     from ingestflow.providers.config import context_provider, endpoints_from_env
 
     first = nodes[0].settings
-    if isinstance(first, s.VLMPartitionSettings):
-        strategy = "auto" if first.is_dynamic else "vlm"
-    else:
-        strategy = getattr(first, "strategy", "fast")
+    strategy = first.run_strategy if isinstance(first, s.PartitionSettings) else "fast"
     blocks = tuple(getattr(first, "extract_image_block_types", None) or ())
     if strategy == "auto":
         from ingestflow.stages.auto import AUTO_IMAGE_BLOCKS

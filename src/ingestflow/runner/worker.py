@@ -113,7 +113,8 @@ def torch_unused(plan: Plan) -> bool:
     export need torch; High Res and Auto are left alone)."""
     from ingestflow.stages.minilm_onnx import runs_without_torch
 
-    return plan.context.strategy == "fast" and runs_without_torch()
+    needs = any(node.kind.needs_torch(node.settings) for node in plan.nodes)  # the registry
+    return not needs and runs_without_torch()
 
 
 def close_worker() -> None:

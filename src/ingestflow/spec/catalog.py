@@ -101,8 +101,6 @@ ENRICHMENT_CROPS: dict[str, tuple[str, ...]] = {
     "table2html": ("Table",),
 }
 
-CHUNK_SUBTYPES = ("chunk_by_character", "chunk_by_title", "chunk_by_page", "chunk_by_similarity")
-
 
 @dataclass(frozen=True)
 class EmbedModel:
@@ -139,7 +137,8 @@ _EMBEDDERS: tuple[EmbedModel, ...] = (
     EmbedModel("voyageai", "voyage-code-2", 1536, 56000),
     EmbedModel("voyageai", "voyage-law-2", 1024, 56000),
 )
-EMBED_SUBTYPES = ("azure_openai", "bedrock", "ibm", "togetherai", "voyageai")
+#: The embedder subtypes: the providers of the built-in models, in table order.
+EMBED_SUBTYPES = tuple(dict.fromkeys(m.subtype for m in _EMBEDDERS))
 LOCAL_EMBED_MODEL = "sentence-transformers/all-minilm-l6-v2"
 
 # Library defaults of `unstructured`'s chunkers when a setting is absent (reference/nodes.md).

@@ -296,11 +296,8 @@ def enrichments(
     if part is None or part.settings is None:
         return
     st = part.settings
-    if isinstance(st, s.VLMPartitionSettings):
-        strategy = "auto" if st.is_dynamic else "vlm"
-    else:
-        assert isinstance(st, s.UnstructuredPartitionSettings)
-        strategy = st.strategy
+    assert isinstance(st, s.PartitionSettings)
+    strategy = st.run_strategy
     names_ = {"auto": "Auto", "vlm": "VLM", "hi_res": "High Res", "fast": "Fast"}
     for node in nodes:
         task = node.task

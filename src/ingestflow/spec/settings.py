@@ -59,7 +59,17 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class VLMPartitionSettings(Settings):
+class PartitionSettings(Settings):
+    """Base of the partitioners' settings: each names the strategy it runs."""
+
+    @property
+    def run_strategy(self) -> str:
+        """The strategy the partitioner runs: `fast`, `hi_res`, `auto` or `vlm` (the one place
+        this is worked out: the plan, the rules and the runner read it)."""
+        raise NotImplementedError
+
+
+class VLMPartitionSettings(PartitionSettings):
     """Partitioner subtype `vlm`: Auto (is_dynamic true) or VLM (is_dynamic false)."""
 
     provider: Provider = DEFAULT_VLM_PROVIDER
@@ -79,12 +89,17 @@ class VLMPartitionSettings(Settings):
         return self.is_dynamic
 
     @property
+    def run_strategy(self) -> str:
+        """`auto` (is_dynamic true) or `vlm`."""
+        return "auto" if self.is_dynamic else "vlm"
+
+    @property
     def fast_allowed(self) -> bool:
         """allow_fast with VLM's default (true) applied."""
         return True if self.allow_fast is None else self.allow_fast
 
 
-class UnstructuredPartitionSettings(Settings):
+class UnstructuredPartitionSettings(PartitionSettings):
     """Partitioner subtype `unstructured_api`: the Fast or High Res strategy."""
 
     strategy: Literal["hi_res", "fast"] = Field(description="`hi_res` or `fast`")
@@ -101,6 +116,11 @@ class UnstructuredPartitionSettings(Settings):
     coordinates: bool = False
     # Not in SPEC.md's table, but the service's element-id rule applies to every partitioner.
     unique_element_ids: bool = True
+
+    @property
+    def run_strategy(self) -> str:
+        """`hi_res` or `fast`, as set."""
+        return self.strategy
 
 
 class EmptySettings(Settings):

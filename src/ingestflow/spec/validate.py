@@ -11,19 +11,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ingestflow.spec import registry
-from ingestflow.spec.catalog import CHUNK_SUBTYPES, EMBED_SUBTYPES, ENRICHMENT_SUBTYPES
 from ingestflow.spec.models import MASK, SECRET_FIELDS, WorkflowCreate
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_url_credentials, url_credentials
 from ingestflow.spec.rules import RULES, ParsedNode, RuleContext, warnings
-
-_SUBTYPE_HINTS = {
-    "partition": ["vlm", "unstructured_api"],
-    "prompter": list(ENRICHMENT_SUBTYPES),
-    "chunk": list(CHUNK_SUBTYPES),
-    "embed": list(EMBED_SUBTYPES),
-}
 
 
 @dataclass
@@ -119,7 +111,7 @@ def _unknown_kind(path: str, type_: str, subtype: str) -> Problem:
         f"{path}.subtype",
         f"unknown subtype for a `{type_}` node",
         found=subtype,
-        allowed=_SUBTYPE_HINTS[type_],
+        allowed=registry.subtypes(type_),
         hint="vendor spellings (e.g. `anthropic_ner`) are accepted too",
     )
 
