@@ -33,10 +33,11 @@ def register(entry: ConnectorType) -> ConnectorType:
             + ", ".join(f"{name!r} already names type {_ALIASES[name]!r}" for name in taken)
             + "; give the new type a name and aliases of its own"
         )
-    if entry.type != entry.type.strip().lower() or not entry.roles:
+    if any(name != name.strip().lower() for name in names) or not entry.roles:
         raise ValueError(
-            f"cannot register connector type {entry.type!r}: its name must be lowercase without "
-            f"blanks, and it needs a source or a destination (it has {entry.roles or 'neither'})"
+            f"cannot register connector type {entry.type!r}: its name and aliases must be "
+            "lowercase without surrounding blanks (names are matched so), and it needs a source "
+            f"or a destination (it has {entry.roles or 'neither'})"
         )
     CONNECTOR_TYPES[entry.type] = entry
     _ALIASES.update(dict.fromkeys(names, entry.type))
