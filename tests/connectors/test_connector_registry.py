@@ -163,3 +163,15 @@ def test_a_new_type_is_stored_masked_checked_and_run(
     assert [e["text"] for e in alpha] == ["Alpha note.", "It has two paragraphs."]
     assert alpha[0]["metadata"]["data_source"]["url"] == "notes:alpha"
     assert ACCESS_CODE not in json.dumps(job)
+
+
+def test_a_type_is_built_only_in_a_role_it_has(tmp_path: Path) -> None:
+    wiki = registry.connector_type("wiki")
+    assert wiki is not None
+    page = WikiConfig(url="https://w.example/wiki", token=MASK)
+    with pytest.raises(
+        ValueError, match=r"a wiki connector cannot be a destination: it is a source"
+    ):
+        wiki.build(page, "destination")
+    local = registry.local_files("destination", output=tmp_path / "out")
+    assert type(local.entry.build(local.config, local.role)).__name__ == "LocalDestination"

@@ -71,7 +71,9 @@ class ConnectorType:
         """The Source or Destination object for a parsed config (heavy imports happen here)."""
         dotted = getattr(self, role, None) if role in ROLES else None
         if dotted is None:
-            raise ValueError(f"a {self.type} connector cannot be a {role}; it is {self.roles}")
+            raise ValueError(
+                f"a {self.type} connector cannot be a {role}: it is a " + " or a ".join(self.roles)
+            )
         return _load(dotted)(config, **options)
 
     def check(self, config: Any, **options: Any) -> Any:
