@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from ingestflow.stages import page_words, table_blocks, table_rules
-from ingestflow.stages.table_model import ModelCell, Structure, fill
+from ingestflow.stages.table_model import fill
+from ingestflow.stages.table_structure import ModelCell, Structure
 from ingestflow.stages.tables import Word
 
 WIDTH, HEIGHT = 420, 300

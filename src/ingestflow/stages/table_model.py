@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import EnvironmentProblem
+from ingestflow.stages.table_structure import ModelCell, Structure
 from ingestflow.stages.tables import Cell, Word, _join, is_rule_glyph, render_html
 
 #: The wheel the model comes from, and the file's sha256 (checked before it is loaded).
@@ -37,34 +37,6 @@ _MEAN = (0.485, 0.456, 0.406)
 _STD = (0.229, 0.224, 0.225)
 _LOCK = threading.Lock()
 _MODEL: TableModel | None = None
-
-
-@dataclass
-class ModelCell:
-    """One cell the model read: grid position, spans, header or not, box in crop pixels."""
-
-    row: int
-    col: int
-    rowspan: int
-    colspan: int
-    header: bool
-    box: tuple[float, float, float, float] | None  # None: the model gave no geometry
-
-
-@dataclass
-class Structure:
-    """The model's reading of one table crop."""
-
-    cells: list[ModelCell]
-    score: float  # mean probability of the tokens kept
-
-    @property
-    def rows(self) -> int:
-        return max((c.row + c.rowspan for c in self.cells), default=0)
-
-    @property
-    def cols(self) -> int:
-        return max((c.col + c.colspan for c in self.cells), default=0)
 
 
 def model_path() -> Path:

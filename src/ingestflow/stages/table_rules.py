@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from statistics import median
 from typing import Any
 
-from ingestflow.stages.table_model import ModelCell, Structure
+from ingestflow.stages.table_structure import ModelCell, Structure
 from ingestflow.stages.tables import Word, _horizontal_rules
 
 #: A rule covering this share of the table's width runs across the whole table.
