@@ -112,8 +112,6 @@ KNOWN_CYCLES = {
     frozenset(
         {"ingestflow.service.core", "ingestflow.service.jobs", "ingestflow.service.retention"}
     ),
-    # bodies reads UploadLimits/size_text from runs; runs reads request_data from bodies
-    frozenset({"ingestflow.service.bodies", "ingestflow.service.runs"}),
     # hires turns pages upright with orientation, which counts a page's text with hires's
     # page_text_chars (inside a function)
     frozenset({"ingestflow.stages.hires", "ingestflow.stages.orientation"}),

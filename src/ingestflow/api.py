@@ -175,7 +175,7 @@ def run_node(
 ) -> list[Element]:
     """Run one node of a workflow, in this process: a partitioner on a file (`path`), any other
     node on elements (e.g. a chunker on a partitioner's output). Nothing is recorded."""
-    from ingestflow.service.runs import run_node as run_one
+    from ingestflow.service.nodes import run_node as run_one
 
     wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     return run_one(wf.body, node, list(elements or []), Path(path) if path else None, filename)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingestflow.service.runs import safe_filename
+from ingestflow.service.uploads import safe_filename
 
 MAX_NAME_BYTES = 255  # NAME_MAX of ext4, xfs, btrfs, tmpfs
 

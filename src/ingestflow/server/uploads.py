@@ -12,7 +12,7 @@ from ingestflow.errors import WorkflowInvalid
 from ingestflow.server.bodies import bounded
 from ingestflow.service import Upload, UploadLimits
 from ingestflow.service.bodies import too_large
-from ingestflow.service.runs import size_text
+from ingestflow.service.uploads import size_text
 from ingestflow.service.validation import Problem
 
 FILE_FIELDS = ("input_files", "input_files[]")

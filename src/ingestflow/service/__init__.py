@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ingestflow.service.core import DEFAULT_WORKSPACE, Service
     from ingestflow.service.lite_paths import LitePaths
-    from ingestflow.service.runs import Upload, UploadLimits
+    from ingestflow.service.uploads import Upload, UploadLimits
 
 _WHERE = {
     "DEFAULT_WORKSPACE": "ingestflow.service.core",
     "Service": "ingestflow.service.core",
     "LitePaths": "ingestflow.service.lite_paths",
-    "Upload": "ingestflow.service.runs",
-    "UploadLimits": "ingestflow.service.runs",
+    "Upload": "ingestflow.service.uploads",
+    "UploadLimits": "ingestflow.service.uploads",
 }
 
 __all__ = ["DEFAULT_WORKSPACE", "LitePaths", "Service", "Upload", "UploadLimits"]

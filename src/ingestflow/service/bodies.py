@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ingestflow.errors import TooLarge, WorkflowInvalid
-from ingestflow.service.runs import UploadLimits, size_text
+from ingestflow.service.uploads import UploadLimits, size_text
 from ingestflow.spec.parsing import load_json_bytes, load_json_text
 from ingestflow.spec.problems import Problem, join_path
 
