@@ -31,8 +31,8 @@ class ServerState:
         if self.launcher is not None:
             self.launcher.wake()
 
-    def workflow_changed(self, record: dict[str, Any] | None, workflow_id: str) -> None:
-        """A workflow was created, updated or deleted: keep its schedule in step."""
+    def workflow_changed(self, workflow_id: str, record: dict[str, Any] | None) -> None:
+        """The service changed a workflow (`record`; None: deleted): its schedule follows."""
         if self.schedules is not None:
             self.schedules.sync(record, workflow_id)
 
@@ -43,8 +43,12 @@ def state(request: Request) -> ServerState:
 
 
 def service(request: Request) -> Iterator[Service]:
-    """A Service on the app's workspace for one request (checked whole at start-up)."""
-    with Service(state(request).workspace, lite=state(request).lite, check=False) as opened:
+    """A Service on the app's workspace for one request (checked whole at start-up), whose
+    workflow changes the schedules follow."""
+    held = state(request)
+    with Service(
+        held.workspace, lite=held.lite, check=False, on_workflow_change=held.workflow_changed
+    ) as opened:
         yield opened
 
 

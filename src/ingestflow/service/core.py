@@ -13,7 +13,7 @@ from ingestflow.service.lite_paths import LitePaths
 from ingestflow.service.runs import Runs
 from ingestflow.service.sweep import sweep
 from ingestflow.service.templates import Templates
-from ingestflow.service.workflows import Workflows
+from ingestflow.service.workflows import WorkflowListener, Workflows
 from ingestflow.store import Workspace
 
 DEFAULT_WORKSPACE = Path(".ingestflow")
@@ -28,15 +28,18 @@ class Service:
         create: bool = True,
         lite: LitePaths | None = None,
         check: bool = True,
+        on_workflow_change: WorkflowListener | None = None,
     ) -> None:
         """Open the workspace's store. `lite`: where Milvus Lite paths may point (default:
         anywhere, relative to the current directory, as for the CLI; the server passes
         `LitePaths.served`). `check` false skips SQLite's integrity check (it reads every page)
-        for opens repeated all the time after a first checked one (server requests)."""
+        for opens repeated all the time after a first checked one (server requests).
+        `on_workflow_change` hears each workflow created, updated or deleted through this
+        Service (a server's schedules)."""
         self.root = Path(workspace)
         self.ws = Workspace(self.root, create, check)
         self.connectors = Connectors(self.ws, lite or LitePaths())
-        self.workflows = Workflows(self.ws, self.connectors)
+        self.workflows = Workflows(self.ws, self.connectors, on_workflow_change)
         self.templates = Templates()
         self.jobs = Jobs(self.ws)
         self.keys = Keys(self.ws)

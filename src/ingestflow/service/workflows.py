@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import re
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -26,12 +27,21 @@ SORT_FIELDS = ("id", "name", "created_at", "updated_at", "status")
 _NODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
-class Workflows:
-    """The workflows of a workspace."""
+#: Hears a workflow's create or update (its record) or delete (None), by workflow id.
+WorkflowListener = Callable[[str, dict[str, Any] | None], None]
 
-    def __init__(self, ws: Workspace, connectors: Any) -> None:
+
+class Workflows:
+    """The workflows of a workspace. `on_change` hears each change made through it (a server's
+    schedules follow them at once; changes made elsewhere, by the CLI or another server, reach
+    them when they read the store again)."""
+
+    def __init__(
+        self, ws: Workspace, connectors: Any, on_change: WorkflowListener | None = None
+    ) -> None:
         self.ws = ws
         self.connectors = connectors
+        self.on_change = on_change or (lambda workflow_id, record: None)
 
     # --- writes ---------------------------------------------------------------------------
     def create(self, body: Any, kind: str = PERSISTENT) -> dict[str, Any]:
@@ -46,7 +56,9 @@ class Workflows:
             )
         except RowConflict:
             raise _name_taken(checked.workflow.name) from None
-        return self.get(workflow_id)
+        record = self.get(workflow_id)
+        self.on_change(workflow_id, record)
+        return record
 
     def update(self, ref: str, body: Any) -> dict[str, Any]:
         """Change a long-lived workflow: the fields given replace the stored ones, then the whole
@@ -89,7 +101,9 @@ class Workflows:
             )
         except RowConflict:
             raise _name_taken(checked.workflow.name) from None
-        return self.get(row["id"])
+        record = self.get(row["id"])
+        self.on_change(row["id"], record)
+        return record
 
     def delete(self, ref: str) -> dict[str, Any]:
         """Delete a workflow that has no job scheduled or running (its jobs' records stay)."""
@@ -102,6 +116,7 @@ class Workflows:
                     "cancel it or wait for it to finish"
                 )
             self.ws.workflows.delete(row["id"])
+        self.on_change(row["id"], None)
         return {"detail": f"workflow {row['id']} deleted", "id": row["id"]}
 
     # --- reads ----------------------------------------------------------------------------

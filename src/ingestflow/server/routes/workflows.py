@@ -66,11 +66,9 @@ def list_workflows(
 
 
 @both(router, "POST", "/workflows", openapi_extra=_WORKFLOW_DOC, responses=responses(413, 422))
-def create_workflow(body: JsonBody, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
+def create_workflow(body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
     """Create a workflow; every rule is checked and every problem reported at once (422)."""
-    record = svc.workflows.create(body)
-    state.workflow_changed(record, record["id"])
-    return record
+    return svc.workflows.create(body)
 
 
 @both(router, "GET", "/workflows/{workflow_id}", responses=responses(404))
@@ -86,21 +84,15 @@ def get_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
     openapi_extra=_WORKFLOW_DOC,
     responses=responses(404, 413),
 )
-def update_workflow(
-    workflow_id: str, body: JsonBody, svc: ServiceDep, state: StateDep
-) -> dict[str, Any]:
+def update_workflow(workflow_id: str, body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
     """Change a long-lived workflow (on-demand ones cannot be updated)."""
-    record = svc.workflows.update(workflow_id, body)
-    state.workflow_changed(record, record["id"])
-    return record
+    return svc.workflows.update(workflow_id, body)
 
 
 @both(router, "DELETE", "/workflows/{workflow_id}", responses=responses(404, 409))
-def delete_workflow(workflow_id: str, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
+def delete_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
     """Delete a workflow with no job scheduled or running."""
-    answer = svc.workflows.delete(workflow_id)
-    state.workflow_changed(None, answer["id"])
-    return answer
+    return svc.workflows.delete(workflow_id)
 
 
 @both(
