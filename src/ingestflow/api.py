@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,46 +123,58 @@ def run(
     from_job: str | None = None,
     start_at: str | None = None,
     cache: bool = True,
+    on_oversize: Mapping[str, str] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    doc_timeout: float | None = 1800.0,
+    keep_deleted: bool = False,
     progress: Callable[[Any], None] | None = None,
-    **options: Any,
 ) -> RunResult:
     """Run a workflow over files and folders (or its source connector) in this process, as a
     job of `workspace`. Traced by default, so each node's output can be read back
     (`RunResult.after`) and an unchanged step is reused next time. Local output goes to
-    `output` (default: a new folder under the workspace's `outputs/`). `progress(event)` hears
-    the run's typed events (`ingestflow.service.progress`: `JobPrepared` with the document count
-    when known, `JobStarted`, `DocumentWritten`, `NodeProgress` ... `JobFinished`)."""
+    `output` (default: a new folder under the workspace's `outputs/`). `on_oversize` maps a
+    vectordb field to `fail`, `drop` or `truncate` (a value over its VARCHAR limit);
+    `executor` is `local` or `ray`. `progress(event)` hears the run's typed events
+    (`ingestflow.service.progress`: `JobPrepared` with the document count when known,
+    `JobStarted`, `DocumentWritten`, `NodeProgress` ... `JobFinished`). WorkflowInvalid names
+    a wrong argument by its name here."""
     from ingestflow.service import Service
-    from ingestflow.service.resume import remember
+    from ingestflow.service.requests import ExecutionOptions, RequestInvalid, RunRequest, relabel
 
     wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     root = Path(workspace)
-    inputs = list(inputs)
+    request = RunRequest(
+        wf.body,
+        inputs=tuple(Path(p) for p in inputs),
+        output=Path(output) if output is not None else None,
+        output_default=_fresh_output(root),
+        source=source,
+        destination=destination,
+        on_oversize=dict(on_oversize or {}),  # type: ignore[arg-type]  # checked by the service
+        trace=trace,
+        cache=cache,
+        from_job=from_job,
+        start_at=start_at,
+        workflow_id=f"api:{wf.name}",
+        keep_deleted=keep_deleted,
+        execution=ExecutionOptions(workers, executor, ray_address, doc_timeout),
+    )
     with Service(root) as service:
-        service.sweep()
-        options.setdefault("output_default", _fresh_output(root))
-        prepared = service.runs.prepare(
-            wf.body,
-            inputs=[Path(p) for p in inputs],
-            output=Path(output) if output is not None else None,
-            source_ref=source,
-            destination_ref=destination,
-            workers=workers,
-            trace=trace,
-            from_job=from_job,
-            start_at=start_at,
-            cache=cache,
-            **{"workflow_id": f"api:{wf.name}", **options},
-        )
-        given: dict[str, Any] = {"source_ref": source, "destination_ref": destination}
-        given |= {"from_job": from_job, "start_at": start_at, "cache": cache, "workers": workers}
-        remember(prepared, {**given, **options, "inputs": inputs})  # to resume the job in place
-        if progress is not None:
-            from ingestflow.service.progress import JobPrepared
-
-            progress(JobPrepared(prepared.total, tuple(wf.warnings)))
-        record = service.runs.start(prepared, progress)
+        try:
+            record = service.runs.run_here(request, progress, wf.warnings)
+        except RequestInvalid as exc:
+            raise relabel(exc, ARGUMENTS, quote="`") from None
     return RunResult(record, root)
+
+
+#: The run request's fields as `run` names its arguments (the others are named alike).
+ARGUMENTS = {
+    "execution.workers": "workers",
+    "execution.executor": "executor",
+    "execution.ray_address": "ray_address",
+    "execution.doc_timeout": "doc_timeout",
+}
 
 
 def run_node(

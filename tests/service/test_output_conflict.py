@@ -1,5 +1,5 @@
 """An output folder with a destination connector is an error, not silently ignored: the run
-request rule is the service's, so the CLI and the Python API say the same."""
+request rule is the service's, naming the request's fields, and the CLI says them as its flags."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from ingestflow.cli import app
 from ingestflow.errors import WorkflowInvalid
 from ingestflow.service import Service
+from ingestflow.service.requests import RunRequest
 
 WORKFLOW = json.loads(Path("examples/partition-only.json").read_text(encoding="utf-8"))
 
@@ -21,13 +22,15 @@ def test_output_with_destination_is_refused(tmp_path: Path) -> None:
         Service(tmp_path / "ws") as service,
         pytest.raises(
             WorkflowInvalid,
-            match=r"--output: this run writes to the destination connector named by --destination",
+            match=r"output: this run writes to the destination connector named by `destination`",
         ) as caught,
     ):
         service.runs.prepare(
-            WORKFLOW, inputs=[tmp_path], output=tmp_path / "out", destination_ref="milvus.json"
+            RunRequest(
+                WORKFLOW, inputs=(tmp_path,), output=tmp_path / "out", destination="milvus.json"
+            )
         )
-    assert "leave out --output to write to the destination connector" in str(caught.value)
+    assert "leave out `output` to write to the destination connector" in str(caught.value)
     assert not (tmp_path / "out").exists()
 
 
@@ -37,7 +40,7 @@ def test_output_with_the_workflows_destination_id_is_refused(tmp_path: Path) -> 
         Service(tmp_path / "ws") as service,
         pytest.raises(WorkflowInvalid, match=r"remove destination_id from the workflow"),
     ):
-        service.runs.prepare(body, inputs=[tmp_path], output=tmp_path / "out")
+        service.runs.prepare(RunRequest(body, inputs=(tmp_path,), output=tmp_path / "out"))
 
 
 def test_the_cli_exits_2_naming_both_options(tmp_path: Path) -> None:
@@ -53,5 +56,7 @@ def test_the_cli_exits_2_naming_both_options(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2, result.output
-    assert "--output" in result.output and "--destination" in result.output
+    assert "✗ --output\n" in result.output  # the request's fields, said as the CLI's flags
+    assert "named by --destination" in result.output and "leave out --output" in result.output
+    assert "`" not in result.output
     assert not (tmp_path / "out").exists()

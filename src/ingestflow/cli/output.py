@@ -39,9 +39,33 @@ def compact(value: Any) -> str:
     return short(value, limit=200)
 
 
+#: A run request's fields as the CLI's flags (`service.requests`: problems name the fields).
+FLAGS = {
+    "inputs": "--input",
+    "output": "--output",
+    "source": "--source",
+    "destination": "--destination",
+    "on_oversize": "--on-oversize",
+    "trace": "--trace",
+    "cache": "--no-cache",
+    "from_job": "--from-job",
+    "start_at": "--start-at",
+    "keep_deleted": "--keep-deleted",
+    "execution.workers": "--workers",
+    "execution.executor": "--executor",
+    "execution.ray_address": "--ray-address",
+    "execution.doc_timeout": "--doc-timeout",
+}
+
+
 def print_error(exc: IngestflowError, where: str = "") -> None:
-    """An error on stderr: an invalid input's headline and each of its problems; any other error
-    whole (its lines say what failed and how to fix it)."""
+    """An error on stderr: an invalid input's headline and each of its problems (a run
+    request's fields said as flags); any other error whole (its lines say what failed and how
+    to fix it)."""
+    from ingestflow.service.requests import RequestInvalid, relabel
+
+    if isinstance(exc, RequestInvalid):
+        exc = relabel(exc, FLAGS)
     if isinstance(exc, WorkflowInvalid):
         typer.echo(f"✗ {where}{str(exc).splitlines()[0]}", err=True)
         echo_problems("✗", exc.problems, err=True)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ingestflow.cli.app import DEFAULT_WORKSPACE, WorkspaceOpt, app
+from ingestflow.service.requests import (
+    OVERSIZE_POLICIES,
+    ExecutionOptions,
+    OversizePolicy,
+    RunRequest,
+    request_problem,
+)
 
 Inputs = Annotated[
     list[Path] | None,
@@ -160,28 +168,31 @@ def run(
             executor=executor,
             source=source,
         )
-        code = run_in_foreground(
-            workspace,
-            body,
-            where=f"{workflow}: ",
-            inputs=inputs or [],
+        request = RunRequest(
+            None,  # the body, read in run_in_foreground (its errors are the run's)
+            inputs=tuple(inputs or ()),
             output=output,
             output_default=Path("output"),
             source=source,
             destination=destination,
-            on_oversize=on_oversize or [],
-            workers=workers,
             trace=trace,
-            as_json=as_json,
-            quiet=quiet,
-            workflow_id=f"file:{workflow.resolve()}",
+            cache=not no_cache,
             from_job=from_job,
             start_at=start_at,
-            cache=not no_cache,
-            executor=executor,
-            ray_address=ray_address,
-            doc_timeout=doc_timeout or None,
+            workflow_id=f"file:{workflow.resolve()}",
             keep_deleted=keep_deleted,
+            execution=ExecutionOptions(
+                workers, executor, ray_address, doc_timeout or None, preload=True
+            ),
+        )
+        code = run_in_foreground(
+            workspace,
+            request,
+            body,
+            on_oversize or [],
+            where=f"{workflow}: ",
+            as_json=as_json,
+            quiet=quiet,
         )
     finally:
         early.stop()  # the run stops it; not if it ended before it began
@@ -190,34 +201,30 @@ def run(
 
 def run_in_foreground(
     workspace: Path,
+    request: RunRequest,
     body: Any,
+    on_oversize: list[str],
     where: str = "",
     as_json: bool = False,
-    inputs: list[Path] | None = None,
     quiet: bool = False,
-    **options: Any,
 ) -> int:
-    """Run a workflow in this process through the Python API, with a progress display; the
-    exit code. `body` is the workflow body, or a function that returns it (inside the error
-    handling)."""
+    """Run a request in this process through the service, with a progress display; the exit
+    code. `body` is the workflow body, or a function that returns it, and `on_oversize` the
+    `FIELD=POLICY` options, both read inside the error handling."""
     import sqlite3
 
     from ingestflow import api
     from ingestflow.cli.output import echo_json, print_error, summary
     from ingestflow.cli.progress import Display
     from ingestflow.errors import IngestflowError, WorkflowInvalid
+    from ingestflow.service import Service
 
     try:
         workflow = api.load_workflow(body() if callable(body) else body)
-        with Display(quiet or as_json) as display:
-            result = api.run(  # one job in this process: its workers may be preloaded
-                workflow,
-                inputs or [],
-                workspace=workspace,
-                progress=display,
-                preload=True,
-                **options,
-            )
+        policies = oversize_policies(on_oversize)
+        request = replace(request, body=workflow.body, on_oversize=policies)
+        with Display(quiet or as_json) as display, Service(workspace) as service:
+            record = service.runs.run_here(request, display, workflow.warnings)
     except WorkflowInvalid as exc:
         headline = str(exc).splitlines()[0]
         print_error(exc, where if headline.startswith(("workflow", "template")) else "")
@@ -230,7 +237,6 @@ def run_in_foreground(
         return 3
     for warning in workflow.warnings:
         typer.echo(f"! {warning}", err=True)
-    record = result.job
     if as_json:
         echo_json(record)
     else:
@@ -238,3 +244,17 @@ def run_in_foreground(
     if record["status"] == "STOPPED":
         return 130
     return 1 if record["failed_files"] else 0
+
+
+def oversize_policies(items: list[str]) -> dict[str, OversizePolicy]:
+    """`--on-oversize FIELD=fail|drop|truncate` options as a policy per field; RequestInvalid
+    (of the `on_oversize` field) when one is malformed."""
+    policies: dict[str, OversizePolicy] = {}
+    for item in items:
+        name, _, policy = item.partition("=")
+        if not name or policy not in OVERSIZE_POLICIES:
+            raise request_problem(
+                "on_oversize", f"expected FIELD=fail|drop|truncate, found {item!r}"
+            )
+        policies[name] = policy
+    return policies

@@ -92,22 +92,22 @@ def run(
 ) -> None:
     """Run a stored workflow now, in the foreground (local files with --input)."""
     from ingestflow.cli.run import run_in_foreground
+    from ingestflow.service.requests import ExecutionOptions, RunRequest, job_type_of
 
     with failing_cleanly(), _service(workspace) as service:
         row = service.workflows.row(ref)
+    request = RunRequest(
+        row["body"],
+        inputs=tuple(inputs or ()),
+        output=output,
+        output_default=Path("output"),
+        trace=trace,
+        workflow_id=row["id"],
+        job_type=job_type_of(row),
+        execution=ExecutionOptions(workers=workers, preload=True),
+    )
     raise typer.Exit(
         run_in_foreground(
-            workspace,
-            row["body"],
-            inputs=inputs or [],
-            output=output,
-            output_default=Path("output"),
-            on_oversize=on_oversize or [],
-            workers=workers,
-            trace=trace,
-            as_json=as_json,
-            quiet=quiet,
-            workflow_id=row["id"],
-            job_type="template" if row["body"].get("workflow_type") == "template" else "persistent",
+            workspace, request, row["body"], on_oversize or [], as_json=as_json, quiet=quiet
         )
     )

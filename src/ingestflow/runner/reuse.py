@@ -296,10 +296,10 @@ def from_job(plan: Any, record: dict[str, Any], ws: Any, start_at: str | None) -
     if start_at is not None:
         matches = [i for i, n in enumerate(plan.nodes) if start_at in (n.name, n.id)]
         if not matches:
-            raise _invalid("--start-at", f"no node is called {start_at!r}", names)
+            raise _invalid("start_at", f"no node is called {start_at!r}", names)
         if matches[0] > differ:
             raise _invalid(
-                "--start-at",
+                "start_at",
                 f"the {names[differ]} node's settings differ from job {record['id']}'s, so its "
                 f"stored output is not what this workflow makes: start at {names[differ]} or "
                 "earlier",
@@ -308,18 +308,16 @@ def from_job(plan: Any, record: dict[str, Any], ws: Any, start_at: str | None) -
         start = matches[0]
     if start == 0:
         why = (
-            f"--start-at {names[0]} starts at the first node: nothing is reused (run without "
-            "--from-job)"
+            f"`start_at` {names[0]} starts at the first node: nothing is reused (run without "
+            "`from_job`)"
             if start_at is not None and differ > 0
             else f"nothing to reuse: the first node ({names[0]}) differs from job {record['id']}'s"
         )
-        raise _invalid(
-            "--start-at" if start_at is not None and differ > 0 else "--from-job", why, None
-        )
+        raise _invalid("start_at" if start_at is not None and differ > 0 else "from_job", why, None)
     if not record.get("trace"):
         raise _invalid(
-            "--from-job",
-            f"job {record['id']} kept no node outputs; run it with --trace to reuse them",
+            "from_job",
+            f"job {record['id']} kept no node outputs; run it with `trace` to reuse them",
             None,
         )
     outputs: dict[str, dict[str, Path]] = {}

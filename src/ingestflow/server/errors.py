@@ -29,6 +29,7 @@ from ingestflow.errors import (
     WorkspaceDamaged,
     one_line,
 )
+from ingestflow.service.requests import RequestInvalid, relabel
 
 log = logging.getLogger("ingestflow.server")
 DAMAGED = (
@@ -51,8 +52,15 @@ def problem_loc(path: str, where: str) -> list[str | int]:
     return loc
 
 
+#: A run request's fields as the API's request fields (`service.requests`: problems name the
+#: request's fields; the others the API names alike).
+FIELDS = {"inputs": "input_files"}
+
+
 def invalid_detail(exc: WorkflowInvalid) -> list[dict[str, Any]]:
-    """The 422 detail list of a WorkflowInvalid."""
+    """The 422 detail list of a WorkflowInvalid (a run request's fields as the API's)."""
+    if isinstance(exc, RequestInvalid):
+        exc = relabel(exc, FIELDS, quote="`")
     where = "query" if "list request" in str(exc.args[0]).splitlines()[0] else "body"
     return [
         {

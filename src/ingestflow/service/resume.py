@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import Conflict, WorkflowInvalid
+from ingestflow.service.requests import ExecutionOptions, RunRequest
 from ingestflow.service.sweep import sweep
 from ingestflow.spec.record import mask_secrets
 from ingestflow.store.jobs import ACTIVE_STATUSES, process_owner
@@ -44,12 +45,25 @@ KEPT = (
 _DOCS = "see docs/resume.md"
 
 
-def remember(prepared: Any, given: dict[str, Any]) -> None:
-    """Keep with a new foreground job what it takes to run it again in place: the run's
-    arguments (paths made absolute) and what its source and destination were."""
-    args = {k: given[k] for k in KEPT if given.get(k) not in (None, [], ())}
-    if "inputs" in args:
-        args["inputs"] = [str(Path(p).resolve()) for p in args["inputs"]]
+def remember(prepared: Any, request: RunRequest) -> None:
+    """Keep with a new foreground job what it takes to run it again in place: the request's
+    options (paths made absolute) and what its source and destination were."""
+    run = request.execution
+    given: dict[str, Any] = {
+        "inputs": [str(Path(p).resolve()) for p in request.inputs],
+        "source_ref": request.source,
+        "destination_ref": request.destination,
+        "on_oversize": dict(request.on_oversize),
+        "workers": run.workers,
+        "executor": run.executor,
+        "ray_address": run.ray_address,
+        "doc_timeout": run.doc_timeout,
+        "cache": request.cache,
+        "keep_deleted": request.keep_deleted,
+        "from_job": request.from_job,
+        "start_at": request.start_at,
+    }
+    args = {k: given[k] for k in KEPT if given[k] not in (None, [], {})}
     for ref in ("source_ref", "destination_ref"):  # a connector file, wherever resumed from
         if ref in args and Path(args[ref]).is_file():
             args[ref] = str(Path(args[ref]).resolve())
@@ -138,29 +152,32 @@ def prepare_resume(runs: Any, row: Any, preload: bool = False) -> Any:
     info = json.loads(row["info"] or "{}")
     body = body_for(runs, row, info)
     run = info["run"]
-    prepared = runs.prepare(
+    request = RunRequest(
         body,
-        inputs=[Path(p) for p in run.get("inputs", [])],
+        inputs=tuple(Path(p) for p in run.get("inputs", [])),
         output=Path(info["output_dir"]) if info.get("output_dir") else None,
-        source_ref=run.get("source_ref"),
-        destination_ref=run.get("destination_ref"),
-        on_oversize=run.get("on_oversize") or [],
-        workers=run.get("workers", 0),
+        source=run.get("source_ref"),
+        destination=run.get("destination_ref"),
+        on_oversize=_policies(run.get("on_oversize")),
         trace=bool(info.get("trace")),
-        workflow_id=row["workflow_id"],
-        job_type=row["job_type"],
-        job_id=row["id"],
         cache=run.get("cache", True),
         from_job=run.get("from_job"),
         start_at=run.get("start_at"),
-        executor=run.get("executor", "local"),
-        ray_address=run.get("ray_address"),
-        doc_timeout=run.get("doc_timeout", 1800.0),
-        preload=preload,
+        workflow_id=row["workflow_id"],
+        job_type=row["job_type"],
+        job_id=row["id"],
         identity=run.get("identity"),
         keep_deleted=bool(run.get("keep_deleted")),
         resume=True,
+        execution=ExecutionOptions(
+            workers=run.get("workers", 0),
+            executor=run.get("executor", "local"),
+            ray_address=run.get("ray_address"),
+            doc_timeout=run.get("doc_timeout", 1800.0),
+            preload=preload,
+        ),
     )
+    prepared = runs.prepare(request)
     keys = run.get("keys")
     now = [prepared.options.source_key, prepared.options.destination_key]
     if keys is not None and keys != now:
@@ -171,6 +188,14 @@ def prepare_resume(runs: Any, row: Any, preload: bool = False) -> Any:
             f"places. Run the workflow again as a new job ({_DOCS})"
         )
     return prepared
+
+
+def _policies(stored: Any) -> dict[str, Any]:
+    """A job's kept oversize policies: a map, or (jobs run before requests were typed) a list of
+    `FIELD=POLICY` items."""
+    if isinstance(stored, list):
+        return dict(str(item).partition("=")[::2] for item in stored)
+    return dict(stored or {})
 
 
 def _claim(ws: Any, job_id: str, status: str, owner: str, info: dict[str, Any] | None) -> None:

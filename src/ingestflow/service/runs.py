@@ -16,8 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import NotFound, WorkflowInvalid
-from ingestflow.runner.events import Listener
+from ingestflow.runner.events import JobPrepared, Listener
 from ingestflow.service.prepare import Prepared, prepare
+from ingestflow.service.requests import (
+    ExecutionOptions,
+    JobType,
+    RunRequest,
+    job_type_of,
+    request_problem,
+)
+from ingestflow.service.sweep import sweep
 from ingestflow.service.uploads import Upload, UploadLimits, store_uploads
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
@@ -35,10 +43,27 @@ class Runs:
         self.workflows = workflows
 
     # --- foreground (CLI) -----------------------------------------------------------------
-    def prepare(self, body: Any, **options: Any) -> Prepared:
-        """Check a workflow body and the run's arguments, and open its connectors
-        (`service.prepare.prepare`)."""
-        return prepare(self.ws, self.connectors, body, **options)
+    def prepare(self, request: RunRequest) -> Prepared:
+        """Check a run request and open its connectors (`service.prepare.prepare`)."""
+        return prepare(self.ws, self.connectors, request)
+
+    def run_here(
+        self,
+        request: RunRequest,
+        progress: ProgressFn | None = None,
+        warnings: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """Run a request to its end in this process as a new job, kept so that it can resume in
+        place (`service.resume`); returns the job record. `progress` hears `JobPrepared` (with
+        the document count when known, and the workflow's `warnings`) before the run starts."""
+        from ingestflow.service.resume import remember
+
+        sweep(self.ws)
+        prepared = self.prepare(request)
+        remember(prepared, request)
+        if progress is not None:
+            progress(JobPrepared(prepared.total, warnings))
+        return self.start(prepared, progress)
 
     def start(self, prepared: Prepared, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Run a prepared run to its end in this process; returns the job record."""
@@ -59,38 +84,27 @@ class Runs:
         ref: str,
         uploads: Iterable[Upload] = (),
         limits: UploadLimits | None = None,
-        job_type: str | None = None,
+        job_type: JobType | None = None,
         keep_deleted: bool = False,
     ) -> dict[str, Any]:
         """Record a SCHEDULED job of a stored workflow (with its uploaded files); returns its
-        record. The launcher starts it. `keep_deleted`: see `prepare`."""
+        record. The launcher starts it. `keep_deleted`: see `RunRequest`."""
         row = self.workflows.row(ref)
         body = row["body"]
         local = body.get("source_id") is None
         job_id = str(uuid.uuid4())
         uploads = list(uploads)
         if local and not uploads:
-            raise WorkflowInvalid(
-                [
-                    Problem(
-                        "input_files",
-                        "this workflow reads local files: send them with the run request",
-                        hint="multipart form field `input_files` (or `input_files[]`), one part "
-                        "per file",
-                    )
-                ],
-                what="run request",
+            raise request_problem(
+                "inputs",
+                "this workflow reads local files: send them with the run request",
+                hint="send each file as a part named `inputs` in a multipart body",
             )
         if not local and uploads:
-            raise WorkflowInvalid(
-                [
-                    Problem(
-                        "input_files",
-                        "files are for a workflow with a local source; this one reads from "
-                        "its source connector",
-                    )
-                ],
-                what="run request",
+            raise request_problem(
+                "inputs",
+                "files are for a workflow with a local source; this one reads from its source "
+                "connector",
             )
         from ingestflow.runner.plan import build_plan
 
@@ -100,9 +114,7 @@ class Runs:
             if local
             else None
         )
-        if job_type is None:
-            job_type = "template" if body.get("workflow_type") == "template" else "persistent"
-            job_type = "ephemeral" if row["kind"] != "persistent" else job_type
+        job_type = job_type or job_type_of(row)
         output_dir = None
         if body.get("destination_id") is None:
             output_dir = str((self.ws.root / "jobs" / job_id / "output").resolve())
@@ -186,18 +198,19 @@ class Runs:
 
                 prepared = prepare_resume(self, row, preload=True)
                 return self.start(prepared, progress)
-            prepared = self.prepare(
+            request = RunRequest(
                 run.get("body"),
-                inputs=[Path(p) for p in run.get("inputs", [])],
+                inputs=tuple(Path(p) for p in run.get("inputs", [])),
                 output=Path(info["output_dir"]) if info.get("output_dir") else None,
                 trace=bool(info.get("trace")),
                 workflow_id=row["workflow_id"],
                 job_type=row["job_type"],
                 job_id=job_id,
-                preload=True,  # a job process runs one job
                 identity=run.get("identity"),
                 keep_deleted=bool(run.get("keep_deleted")),
+                execution=ExecutionOptions(preload=True),  # a job process runs one job
             )
+            prepared = self.prepare(request)
             return self.start(prepared, progress)
         except Exception as exc:
             current = self.ws.job_row(job_id)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ingestflow.errors import TooLarge, WorkflowInvalid
-from ingestflow.spec.problems import Problem
+from ingestflow.errors import TooLarge
+from ingestflow.service.requests import request_problem
 
 _CHUNK = 1 << 20
 
@@ -42,16 +42,11 @@ def store_uploads(root: Path, job_id: str, uploads: list[Upload], limits: Upload
     size; whatever a file name says, nothing lands outside that folder. Two files of one name
     are refused: the name is the document's identity in its workflow."""
     if len(uploads) > limits.max_files:
-        raise WorkflowInvalid(
-            [
-                Problem(
-                    "input_files",
-                    f"too many files in one request (at most {limits.max_files})",
-                    found=len(uploads),
-                    hint="split them over several runs, or raise `serve --max-files`",
-                )
-            ],
-            what="run request",
+        raise request_problem(
+            "inputs",
+            f"too many files in one request (at most {limits.max_files})",
+            found=len(uploads),
+            hint="split them over several runs, or raise `serve --max-files`",
         )
     names = _upload_names(uploads)
     folder = root / "uploads" / job_id
@@ -95,17 +90,12 @@ def _upload_names(uploads: list[Upload]) -> list[str]:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise WorkflowInvalid(
-                [
-                    Problem(
-                        "input_files",
-                        f"two files are named {name!r}: a file's name is the document's "
-                        "identity in its workflow (a re-run replaces it)",
-                        found=name,
-                        hint="rename one of them, or send them in separate runs",
-                    )
-                ],
-                what="run request",
+            raise request_problem(
+                "inputs",
+                f"two files are named {name!r}: a file's name is the document's identity in its "
+                "workflow (a re-run replaces it)",
+                found=name,
+                hint="rename one of them, or send them in separate runs",
             )
         seen.add(name)
     return names

@@ -1,0 +1,126 @@
+"""Run requests as typed values, and their problems named by the request's fields.
+
+A front end (the CLI, the Python API, the REST server) builds a `RunRequest` from its own flags or
+fields; the service checks it and names what is wrong by the request's field (`inputs`,
+`on_oversize`, `execution.executor`), writing a field it mentions in a message as `` `field` ``.
+Each front end says the fields in its own words with `relabel` and a table of its own (the CLI:
+`--input`; the REST API: `input_files`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from ingestflow.errors import WorkflowInvalid
+from ingestflow.spec.problems import Problem
+
+OversizePolicy = Literal["fail", "drop", "truncate"]
+#: What a vectordb destination may do with a value over its VARCHAR limit.
+OVERSIZE_POLICIES: tuple[OversizePolicy, ...] = ("fail", "drop", "truncate")
+#: Where a run's documents may be processed.
+EXECUTORS = ("local", "ray")
+JobType = Literal["ephemeral", "persistent", "template", "scheduled"]
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How a run's documents are processed: where, by how many workers, how long each may take.
+
+    `preload`: this process runs this one job, so its workers may be forked from a server that
+    loads their libraries once (`runner.preload`)."""
+
+    workers: int = 0
+    executor: str = "local"
+    ray_address: str | None = None
+    doc_timeout: float | None = 1800.0
+    preload: bool = False
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run of a workflow body, as a front end asks for it.
+
+    `inputs`: local files and folders (a workflow without a source connector); `output`: the
+    folder asked for (an error with a destination connector); `output_default`: where local
+    output goes when none is asked for (default ./output). `source`, `destination`: a connector
+    (a JSON file, or a stored id or name) instead of the workflow's. `on_oversize`: a vectordb
+    destination's policy per field for values over their VARCHAR limit. With `trace` (and
+    `cache`), documents start from the node-output cache; with `from_job`, from that job's
+    stored outputs (at the first node whose settings changed, or `start_at`). `identity`: the
+    local files' record ids come from it and their names, not their paths (uploads).
+    `keep_deleted`: keep what left the source in the destination (`runner.deletions`);
+    `resume`: `job_id` is a job continued in place (`service.resume`)."""
+
+    body: Any
+    inputs: tuple[Path, ...] = ()
+    output: Path | None = None
+    output_default: Path | None = None
+    source: str | None = None
+    destination: str | None = None
+    on_oversize: Mapping[str, OversizePolicy] = field(default_factory=dict)
+    trace: bool = False
+    cache: bool = True
+    from_job: str | None = None
+    start_at: str | None = None
+    workflow_id: str = "local"
+    job_type: JobType = "ephemeral"
+    job_id: str | None = None
+    identity: str | None = None
+    keep_deleted: bool = False
+    resume: bool = False
+    execution: ExecutionOptions = field(default_factory=ExecutionOptions)
+
+
+class RequestInvalid(WorkflowInvalid):
+    """A run request broke one or more rules; each problem's path is a field of the request."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(problems, what="run request")
+
+
+def request_problem(path: str, message: str, **details: Any) -> RequestInvalid:
+    """A RequestInvalid of one problem at the request field `path`."""
+    return RequestInvalid([Problem(path, message, **details)])
+
+
+def relabel(exc: RequestInvalid, names: Mapping[str, str], quote: str = "") -> WorkflowInvalid:
+    """The same problems, each field said as a front end says it: `names` maps a request field
+    to the front end's flag or field; a path is replaced whole and a `` `field` `` in a message
+    or hint by the name, between `quote`s. A field the table lacks stays as it is."""
+
+    def said(text: str | None) -> str | None:
+        if text is None:
+            return None
+        for name, own in names.items():
+            text = text.replace(f"`{name}`", f"{quote}{own}{quote}")
+        return text
+
+    problems = [
+        replace(p, path=names.get(p.path, p.path), message=said(p.message) or "", hint=said(p.hint))
+        for p in exc.problems
+    ]
+    return WorkflowInvalid(problems, what="run request")
+
+
+def job_type_of(row: Mapping[str, Any]) -> JobType:
+    """The type of a job run from a stored workflow's row: an on-demand workflow's jobs are
+    ephemeral, a template's are `template`, any other's `persistent` (a schedule's firing says
+    `scheduled` itself)."""
+    if row["kind"] != "persistent":
+        return "ephemeral"
+    return "template" if row["body"].get("workflow_type") == "template" else "persistent"
+
+
+def check_policies(policies: Mapping[str, str]) -> None:
+    """RequestInvalid when a field's oversize policy is not one the destination knows."""
+    wrong = {name: policy for name, policy in policies.items() if policy not in OVERSIZE_POLICIES}
+    if wrong:
+        raise request_problem(
+            "on_oversize",
+            "each field maps to what to do with a value over its VARCHAR limit",
+            found=wrong,
+            allowed=list(OVERSIZE_POLICIES),
+        )
