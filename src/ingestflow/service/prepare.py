@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import WorkflowInvalid
 from ingestflow.service.requests import (
@@ -18,19 +18,24 @@ from ingestflow.service.requests import (
 from ingestflow.spec.problems import Problem
 from ingestflow.store import Workspace
 
+if TYPE_CHECKING:  # the runner is imported when a run is prepared, not with the service
+    from ingestflow.runner.executor import RunOptions
+    from ingestflow.runner.plan import Plan
+    from ingestflow.service.connectors import Connectors
+
 
 @dataclass
 class Prepared:
     """A run ready to start: its plan, connectors and options."""
 
-    plan: Any
-    source: Any
-    destination: Any
-    options: Any
+    plan: Plan
+    source: Any  # a source connector (connectors/base.py)
+    destination: Any  # a destination connector
+    options: RunOptions
     total: int | None
 
 
-def prepare(ws: Workspace, connectors: Any, request: RunRequest) -> Prepared:
+def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepared:
     """Check a run request (its workflow body and the run's options), and open its connectors
     (`connectors`: the workspace's `service.connectors.Connectors`); RequestInvalid names the
     request's fields, WorkflowInvalid the body's paths."""
@@ -111,7 +116,7 @@ def prepare(ws: Workspace, connectors: Any, request: RunRequest) -> Prepared:
     return Prepared(plan, source, destination, options, total)
 
 
-def _reuse(ws: Workspace, plan: Any, r: RunRequest) -> Any:
+def _reuse(ws: Workspace, plan: Plan, r: RunRequest) -> Any:
     """Where documents may start from: the node-output cache (a traced run), a job's stored
     outputs (`from_job`), or nowhere (None)."""
     from ingestflow.runner.reuse import NodeCache, Reuse

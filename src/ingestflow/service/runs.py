@@ -13,7 +13,7 @@ import shutil
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import NotFound, WorkflowInvalid
 from ingestflow.runner.events import JobPrepared, Listener
@@ -31,13 +31,17 @@ from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
 from ingestflow.store import NodeStats, Workspace
 
+if TYPE_CHECKING:
+    from ingestflow.service.connectors import Connectors
+    from ingestflow.service.workflows import Workflows
+
 ProgressFn = Listener  # a listener of runner.events (service.progress re-exports them)
 
 
 class Runs:
     """Foreground runs, background submissions, and the body of a job process."""
 
-    def __init__(self, ws: Workspace, connectors: Any, workflows: Any) -> None:
+    def __init__(self, ws: Workspace, connectors: Connectors, workflows: Workflows) -> None:
         self.ws = ws
         self.connectors = connectors
         self.workflows = workflows
