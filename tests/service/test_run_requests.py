@@ -106,3 +106,15 @@ def test_a_request_problem_is_a_workflow_invalid_of_the_run_request() -> None:
         RequestInvalid, match=r'(?s)run request is invalid .*output: why; found "x"'
     ):
         raise exc
+
+
+def test_a_kept_job_reads_its_oversize_policies_in_either_form() -> None:
+    from ingestflow.service.resume import kept_policies
+
+    # jobs run before requests were typed kept the CLI's FIELD=POLICY items
+    assert kept_policies(["text=drop", "image_base64=truncate"]) == {
+        "text": "drop",
+        "image_base64": "truncate",
+    }
+    assert kept_policies({"text": "drop"}) == {"text": "drop"}
+    assert kept_policies(None) == {}

@@ -158,7 +158,7 @@ def prepare_resume(runs: Any, row: Any, preload: bool = False) -> Any:
         output=Path(info["output_dir"]) if info.get("output_dir") else None,
         source=run.get("source_ref"),
         destination=run.get("destination_ref"),
-        on_oversize=_policies(run.get("on_oversize")),
+        on_oversize=kept_policies(run.get("on_oversize")),
         trace=bool(info.get("trace")),
         cache=run.get("cache", True),
         from_job=run.get("from_job"),
@@ -190,7 +190,7 @@ def prepare_resume(runs: Any, row: Any, preload: bool = False) -> Any:
     return prepared
 
 
-def _policies(stored: Any) -> dict[str, Any]:
+def kept_policies(stored: Any) -> dict[str, Any]:
     """A job's kept oversize policies: a map, or (jobs run before requests were typed) a list of
     `FIELD=POLICY` items."""
     if isinstance(stored, list):
