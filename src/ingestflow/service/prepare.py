@@ -39,8 +39,6 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
     """Check a run request (its workflow body and the run's options), and open its connectors
     (`connectors`: the workspace's `service.connectors.Connectors`); RequestInvalid names the
     request's fields, WorkflowInvalid the body's paths."""
-    from ingestflow.connectors.local import LocalDestination, LocalSource
-    from ingestflow.runner.deletions import connector_source_key, local_source_key
     from ingestflow.runner.executor import RunOptions
     from ingestflow.runner.plan import build_plan
 
@@ -66,8 +64,9 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
                 hint="name the files or folders to read in `inputs`",
             )
         exclude = [ws.root, *([output or Path("output")] if destination_ref is None else [])]
-        source = LocalSource(inputs, exclude=exclude, identity=r.identity)
-        source_key = local_source_key(inputs) if r.identity is None else None  # uploads: none
+        checked = connectors.local("source", inputs=inputs, exclude=exclude, identity=r.identity)
+        source = connectors.build(checked)
+        source_key = checked.entry.source_key(checked.config)  # uploads: none
         if all(p.exists() for p in inputs):
             total = source.count()
     else:
@@ -79,7 +78,7 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
             )
         checked = connectors.resolve(source_ref, "source")
         source = connectors.build(checked)
-        source_key = connector_source_key(checked.entry.identity(checked.config), checked.config)
+        source_key = checked.entry.source_key(checked.config)
     output_dir: str | None = None
     if destination_ref is None:
         if r.on_oversize:
@@ -88,8 +87,9 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
                 "`on_oversize` applies to a vectordb destination; this run writes local files",
             )
         output = output or Path("output")
-        destination = LocalDestination(output)
-        destination_key = f"local:{output.resolve()}"
+        checked = connectors.local("destination", output=output)
+        destination = connectors.build(checked)
+        destination_key = checked.entry.identity(checked.config)
         output_dir = str(output.resolve())
     else:
         checked = connectors.resolve(destination_ref, "destination")
