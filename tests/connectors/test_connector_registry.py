@@ -19,6 +19,7 @@ from ingestflow.connectors.local import LocalConfig
 from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.connectors.wiki import WikiConfig
 from ingestflow.service import Service
+from ingestflow.service.requests import ExecutionOptions, RunRequest
 from ingestflow.spec.models import MASK, SECRET_FIELDS
 from tests.connectors import notes_connector
 from tests.connectors.notes_connector import ACCESS_CODE
@@ -154,7 +155,9 @@ def test_a_new_type_is_stored_masked_checked_and_run(
             "reason": "the access code was refused",
         }
         prepared = service.runs.prepare(
-            WORKFLOW, inputs=[], output=out, source_ref=record["id"], workers=1
+            RunRequest(
+                WORKFLOW, output=out, source=record["id"], execution=ExecutionOptions(workers=1)
+            )
         )
         job = service.runs.start(prepared)
     assert job["status"] == "COMPLETED", job

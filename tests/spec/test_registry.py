@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingestflow.service import Service
+from ingestflow.service.requests import ExecutionOptions, RunRequest
 from ingestflow.spec import registry
 from ingestflow.spec.settings import ChunkSettings, PartitionSettings
 from ingestflow.spec.validate import validate_workflow
@@ -116,7 +117,12 @@ def test_a_new_chunker_validates_plans_and_runs(
     out = tmp_path / "out"
     with Service(tmp_path / "ws") as service:
         prepared = service.runs.prepare(
-            _workflow(min_chars=5), inputs=[docs], output=out, workers=1
+            RunRequest(
+                _workflow(min_chars=5),
+                inputs=(docs,),
+                output=out,
+                execution=ExecutionOptions(workers=1),
+            )
         )
         assert isinstance(prepared.plan.stages()[1], ElementChunkStage)
         job = service.runs.start(prepared)
