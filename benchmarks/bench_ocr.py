@@ -205,8 +205,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ["OMP_THREAD_LIMIT"] = "1"  # one tesseract thread, as in a High Res worker
-    from ingestflow.offline import configure_unstructured
     from ingestflow.stages import ocr
+    from ingestflow.stages.partition import configure_unstructured
 
     configure_unstructured()
     ocr.get_engine()  # loaded before timing

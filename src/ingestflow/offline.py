@@ -1,7 +1,7 @@
 """The environment that keeps the model libraries offline and quiet (docs/offline.md).
 
 Call `set_offline_env()` before importing unstructured, transformers or sentence-transformers, and
-`configure_unstructured()` before the first partition.
+`stages.partition.configure_unstructured()` before the first partition.
 """
 
 from __future__ import annotations
@@ -33,14 +33,6 @@ def set_offline_env() -> None:
     os.environ.update(OFFLINE_ENV)
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
-
-
-def configure_unstructured() -> None:
-    """Make `unstructured` work with no network: environment first, then the spaCy model name."""
-    set_offline_env()
-    import unstructured.nlp.tokenize as tokenize
-
-    tokenize._SPACY_MODEL_NAME = SPACY_MODEL  # read at call time
 
 
 #: Set (to 1) by `ingestflow --verbose`; worker processes inherit it.

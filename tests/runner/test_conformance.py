@@ -37,7 +37,7 @@ SETTINGS = {"strategy": "fast", "include_page_breaks": True, "unique_element_ids
 
 
 def direct(path: Path) -> list[tuple[str, str]]:
-    from ingestflow.offline import configure_unstructured
+    from ingestflow.stages.partition import configure_unstructured
 
     configure_unstructured()
     from unstructured.partition.auto import partition

@@ -191,7 +191,7 @@ def make_html(path: Path, n: int = 1200) -> None:
 def test_an_html_file_gives_the_same_elements_with_fewer_one_by_one_calls(
     tmp_path: Path, pipeline_runs: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ingestflow.stages import partition
+    from ingestflow.stages.partition import reader as partition
 
     path = tmp_path / "page.html"
     make_html(path)
@@ -214,7 +214,7 @@ def test_an_html_file_gives_the_same_elements_with_fewer_one_by_one_calls(
 def test_corpus_html_gives_the_same_elements_in_batches(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ingestflow.stages import partition
+    from ingestflow.stages.partition import reader as partition
 
     path = next(corpus.rglob("example-10k.html"))
     with monkeypatch.context() as patched:

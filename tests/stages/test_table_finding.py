@@ -307,7 +307,7 @@ def test_a_borderless_table_the_layout_model_calls_text_becomes_a_table(tmp_path
     # the regions as the layout model gave them for such a table (the fidelity set's no_rules
     # PDF): a paragraph and the table, both called text
     layout, image = page_layout(path, [("Text", (70, 98, 540, 120)), ("Text", (70, 160, 460, 270))])
-    call = hires._Call(path, is_image=False, tables=True, language="eng")
+    call = hires.Call(path, is_image=False, tables=True, language="eng")
     checks = table_finding.find(layout, image, call, has_text=True)
     assert [c["region"] for c in checks] == ["Text"]  # prose is not read by the model at all
     elements = layout.elements_array

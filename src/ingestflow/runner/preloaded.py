@@ -31,7 +31,8 @@ def load(wanted: dict[str, Any]) -> None:
     if wanted.get("block_torch"):
         # as in a worker of such a plan: spaCy's thinc imports torch when it can
         sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
-    from ingestflow.offline import configure_unstructured, quiet_libraries
+    from ingestflow.offline import quiet_libraries
+    from ingestflow.stages.partition import configure_unstructured
 
     quiet_libraries()
     configure_unstructured()

@@ -32,7 +32,7 @@ from ingestflow.spec.settings import (
     UnstructuredPartitionSettings,
     VLMPartitionSettings,
 )
-from ingestflow.stages import filetypes, hires
+from ingestflow.stages import filetypes, hires, layout_model
 from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.partition import (
     UnstructuredPartitionStage,
@@ -163,7 +163,7 @@ class VLMPartitionStage(Stage):
             return elements, warnings
 
         elements, warnings = read_document(self.name, doc, read)
-        doc.elements = self._fast._finish(elements, doc)
+        doc.elements = self._fast.finish(elements, doc)
         doc.warnings.extend(warnings)
         doc.stats["pages_by_strategy"] = pages
         return doc
@@ -200,7 +200,7 @@ class VLMPartitionStage(Stage):
                 pages[strategy] = pages.get(strategy, 0) + count
         if not any(element["text"].strip() for element in elements):
             warnings.append("no text: the document yielded no element with text")
-        doc.elements = self._finisher()._finish(elements, doc)
+        doc.elements = self._finisher().finish(elements, doc)
         doc.warnings.extend(warnings)
         doc.stats["pages_by_strategy"] = pages
         return doc
@@ -224,10 +224,10 @@ class VLMPartitionStage(Stage):
             if self._reader is not None:  # a photo or a scan: the VLM reads it
                 return self._reader.read(path, name, True, unique), [], {"vlm": 1}
             assert self._hi_res is not None
-            read, notes = self._hi_res._partition_file(path, name, is_temp)
+            read, notes = self._hi_res.reader.read(path, name, is_temp)
             return _tag(read, "hi_res"), notes, {"hi_res": 1}
         if file_type.name != "PDF":
-            read, notes = self._fast._partition_file(path, name, is_temp)
+            read, notes = self._fast.reader.read(path, name, is_temp)
             if not self.settings.fast_allowed or not self.settings.is_auto:
                 notes.append(
                     f"a {file_type.name} file has no pages to lay out: it was read by its own "
@@ -252,12 +252,10 @@ class VLMPartitionStage(Stage):
             stage = self._hi_res if strategy == "hi_res" else self._fast
             assert stage is not None
             if first == 1 and last == len(routes):
-                found, notes = stage._partition_file(path, name, is_temp, first_page=first_page)
+                found, notes = stage.reader.read(path, name, is_temp, first_page=first_page)
             else:
                 with filetypes.pdf_pages(path, first, last) as part:  # with the document's time
-                    found, notes = stage._partition_file(
-                        part, name, is_temp, first_page=offset + first
-                    )
+                    found, notes = stage.reader.read(part, name, is_temp, first_page=offset + first)
             elements.extend(_tag(found, strategy))
             warnings.extend(notes)
         set_hierarchy(elements)
@@ -333,7 +331,7 @@ def _route_pages(path: Path, allow_fast: bool, analyse: bool) -> list[PageRoute]
                     hires.load_layout_model()
                     from unstructured_inference.models.base import get_model
 
-                    model = get_model(hires.layout_model.LAYOUT_MODEL_NAME)
+                    model = get_model(layout_model.LAYOUT_MODEL_NAME)
                 bitmap = page.render(scale=ROUTING_DPI / 72)
                 image = bitmap.to_pil()
                 bitmap.close()

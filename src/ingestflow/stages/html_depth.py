@@ -12,7 +12,6 @@ refused with a DocumentError that says so, and the document fails alone.
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any
 
 from ingestflow.errors import DocumentError
@@ -21,34 +20,34 @@ from ingestflow.errors import DocumentError
 #: near the interpreter's recursion limit (1000); real pages are a few dozen levels deep.
 MAX_HTML_DEPTH = 500
 
-_installed = False
-_installing = threading.Lock()
-
 
 def install() -> None:
     """Give the library's HTML partitioner a parser without the depth limit, and the depth check
     before it walks a tree; idempotent."""
-    global _installed
-    with _installing:
-        if _installed:
-            return
-        from unstructured.partition.html import parser
-        from unstructured.partition.html import partition as html_partition
+    from ingestflow.stages import unstructured_patches
 
-        huge = _parser()
-        huge.set_element_class_lookup(parser.element_class_lookup)  # the library's element classes
-        html_partition.html_parser = huge
-        partitioner = html_partition._HtmlPartitioner
-        walk = partitioner._main.func
+    unstructured_patches.installed("html_parser", _huge_parser)
+    unstructured_patches.installed("html_partitioner_main", _checked_main)
 
-        def checked_main(self: Any) -> Any:
-            check_depth(self._opts.html_text)
-            return walk(self)
 
-        main = functools.cached_property(checked_main)
-        main.__set_name__(partitioner, "_main")
-        partitioner._main = main
-        _installed = True
+def _huge_parser(library_parser: Any) -> Any:
+    """The library's parser, with `huge_tree`, and its element classes."""
+    from unstructured.partition.html import parser
+
+    huge = _parser()
+    huge.set_element_class_lookup(parser.element_class_lookup)
+    return huge
+
+
+def _checked_main(main: functools.cached_property) -> functools.cached_property:
+    """`_HtmlPartitioner._main` that checks the depth of the HTML before walking it."""
+    walk = main.func
+
+    def checked_main(self: Any) -> Any:
+        check_depth(self._opts.html_text)
+        return walk(self)
+
+    return functools.cached_property(checked_main)
 
 
 def check_depth(html: str | bytes) -> None:

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ingestflow.stages import unstructured_patches
+
 #: Texts processed together per spaCy batch; the texts of the next WINDOW places processed at
 #: once; at most KEPT results kept (the oldest go first: a document repeats many of its
 #: paragraphs, and memory stays flat however long it is).
@@ -168,55 +170,46 @@ def _serving(
 
 
 _here = threading.local()
-_replaced: dict[str, Any] = {}
-_replacing = threading.Lock()
 
 
 def _original(name: str) -> Any:
     """The library's own `_process` ("process"), Fast PDF page reader ("pages") or HTML text
     classifier ("html"), replaced on first use by a dispatcher to what the calling thread set
     (in `_serving`, or `html_texts`)."""
-    with _replacing:
-        if name in _replaced:
-            return _replaced[name]
-        if name == "html":
-            from unstructured.documents.elements import Text
-            from unstructured.partition.html import parser
+    if name == "html":
+        return unstructured_patches.installed("derive_element_type_from_text", _dispatch_derive)
+    if name == "process":
+        return unstructured_patches.installed("tokenize_process", _dispatch_process)
+    return unstructured_patches.installed("open_pdfminer_pages_generator", _dispatch_pages)
 
-            derive = parser.derive_element_type_from_text
 
-            def dispatch_derive(text: str) -> Any:
-                recording = getattr(_here, "recording", None)
-                if recording is None:
-                    return derive(text)
-                recording.append(text)
-                return Text
+def _dispatch_derive(derive: Callable[[str], Any]) -> Callable[[str], Any]:
+    from unstructured.documents.elements import Text
 
-            parser.derive_element_type_from_text = dispatch_derive
-            _replaced[name] = derive
-        elif name == "process":
-            from unstructured.nlp import tokenize
+    def dispatch_derive(text: str) -> Any:
+        recording = getattr(_here, "recording", None)
+        if recording is None:
+            return derive(text)
+        recording.append(text)
+        return Text
 
-            process = tokenize._process
+    return dispatch_derive
 
-            def dispatch_process(text: str) -> Any:
-                lookup = getattr(_here, "lookup", None)
-                found = lookup(str(text)) if lookup is not None else None
-                return found if found is not None else process(text)
 
-            tokenize._process = dispatch_process
-            _replaced[name] = process
-        else:
-            from unstructured.partition import pdf
+def _dispatch_process(process: Callable[[str], Any]) -> Callable[[str], Any]:
+    def dispatch_process(text: str) -> Any:
+        lookup = getattr(_here, "lookup", None)
+        found = lookup(str(text)) if lookup is not None else None
+        return found if found is not None else process(text)
 
-            pages = pdf.open_pdfminer_pages_generator
+    return dispatch_process
 
-            def dispatch_pages(*args: Any, **kwargs: Any) -> Any:
-                return (getattr(_here, "pages", None) or pages)(*args, **kwargs)
 
-            pdf.open_pdfminer_pages_generator = dispatch_pages
-            _replaced[name] = pages
-        return _replaced[name]
+def _dispatch_pages(pages: Callable[..., Any]) -> Callable[..., Any]:
+    def dispatch_pages(*args: Any, **kwargs: Any) -> Any:
+        return (getattr(_here, "pages", None) or pages)(*args, **kwargs)
+
+    return dispatch_pages
 
 
 def text_paragraphs(path: Path, encoding: str, grouper: Any = None) -> list[str]:

@@ -242,7 +242,7 @@ class Straightener:
         if self.is_image:
             return True
         if self._scans is None:
-            from ingestflow.stages.hires import page_text_chars
+            from ingestflow.stages.hires.text_layer import page_text_chars
 
             self._scans = [count == 0 for count in page_text_chars(self.path)]
         return index < len(self._scans) and self._scans[index]
@@ -326,11 +326,11 @@ def hooks(path: Path, is_image: bool) -> Iterator[Straightener]:
     the library opens it; a PDF's rendered pages are turned by the caller's render hook
     (`Straightener.rendered`); the call's elements get their coordinates mapped back."""
     import PIL.Image
-    import unstructured.partition.pdf as pdf_module
+
+    from ingestflow.stages import unstructured_patches
 
     straightener = Straightener(path, is_image)
     original_open = PIL.Image.open
-    original_local = pdf_module._partition_pdf_or_image_local
     upright = straightener.image_frames() if is_image else None
     fmt = _format(path) if upright is not None else None
 
@@ -341,18 +341,20 @@ def hooks(path: Path, is_image: bool) -> Iterator[Straightener]:
             return image
         return original_open(fp, *args, **kwargs)
 
-    def local(*args: Any, **kwargs: Any) -> list[Any]:
-        elements = original_local(*args, **kwargs)
-        straightener.restore(elements, kwargs.get("starting_page_number", 1))
-        return elements
+    def local_of(original_local: Callable[..., Any]) -> Callable[..., list[Any]]:
+        def local(*args: Any, **kwargs: Any) -> list[Any]:
+            elements = original_local(*args, **kwargs)
+            straightener.restore(elements, kwargs.get("starting_page_number", 1))
+            return elements
 
-    pdf_module._partition_pdf_or_image_local = local
+        return local
+
     if upright is not None:
         PIL.Image.open = open_upright
     try:
-        yield straightener
+        with unstructured_patches.replaced(("partition_pdf_or_image_local", local_of)):
+            yield straightener
     finally:
-        pdf_module._partition_pdf_or_image_local = original_local
         PIL.Image.open = original_open
 
 
@@ -363,5 +365,5 @@ def _format(path: Path) -> str | None:
         return image.format
 
 
-#: The render hook's signature, for `hires._Renders`.
+#: The render hook's signature, for `hires.hooks._Renders`.
 Rendered = Callable[[list[str]], None]

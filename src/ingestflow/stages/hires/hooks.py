@@ -1,0 +1,140 @@
+"""The hooks of one High Res call, active only while it runs in this process (the package's
+docstring says what each does); the library's functions are replaced through
+`unstructured_patches`, which checks their shape first."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ingestflow.stages import layout_model, ocr, orientation, table_finding, table_model
+from ingestflow.stages import unstructured_patches as patches
+from ingestflow.stages.hires.call import Call
+from ingestflow.stages.hires.environment import tesseract_codes
+from ingestflow.stages.hires.table_cells import add_tables
+from ingestflow.stages.hires.text_layer import text_layer_chars
+from ingestflow.stages.page_words import page_number
+
+
+@contextlib.contextmanager
+def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Iterator[Call]:
+    """Install the hooks for one hi_res call (see the package's docstring)."""
+    layout_model.register()
+    codes = tesseract_codes(languages)
+    call = Call(path, is_image, tables, "+".join(codes))
+    call.ocr_engine = ocr.engine_for(codes, "page")
+    call.table_ocr_engine = ocr.engine_for(codes, "table")
+    if tables:
+        call.table_mode = table_model.structure_mode()
+
+    def probe(*args: Any, **kwargs: Any) -> list[list[Any]]:
+        from unstructured.documents.elements import Text
+
+        return [[Text("text layer")]] if text_layer_chars(path) else []
+
+    def supplement_of(original_supplement: Callable[..., Any]) -> Callable[..., Any]:
+        def supplement(page_layout: Any, image: Any, **kwargs: Any) -> Any:
+            regions = kwargs.get("extracted_regions")
+            has_text = regions is not None and any(
+                (t or "").strip() for t in getattr(regions, "texts", [])
+            )
+            kwargs["ocr_mode"] = "individual_blocks" if has_text else "entire_page"
+            if has_text:
+                call.pages_ocr_blocks += 1
+            else:
+                call.pages_ocr_full += 1
+            kwargs["infer_table_structure"] = False  # the hub model; ingestflow's own below
+            page = page_number(page_layout, call)
+            if has_text:
+                boxes = ocr.untexted_boxes(page_layout)
+                call.ocr_regions += [(page, box, call.ocr_engine) for box in boxes]
+            else:
+                call.ocr_pages[page] = call.ocr_engine
+            if call.ocr_engine == ocr.RAPIDOCR:
+                result = ocr.supplement_page(page_layout, image, kwargs["ocr_mode"])
+            else:
+                result = original_supplement(page_layout, image, **kwargs)
+            if call.tables:
+                table_finding.find(result, image, call, has_text)  # tables called something else
+                add_tables(result, image, call, has_text)
+                table_finding.fill_texts(result)  # a table OCR of the page could not read
+            return result
+
+        return supplement
+
+    with (
+        _single_threaded_ocr(),
+        tempfile.TemporaryDirectory(prefix="ingestflow-renders-") as folder,
+        orientation.hooks(path, is_image) as straightener,
+    ):
+        renders: list[_Renders] = []  # one for both of the library's render functions
+
+        def render_of(original_render: Callable[..., Any]) -> _Renders:
+            renders.append(_Renders(Path(folder), original_render, straightener.rendered))
+            return renders[0]
+
+        with patches.replaced(
+            ("extractable_elements", lambda _: probe),
+            ("supplement_page_layout_with_ocr", supplement_of),
+            ("document_to_element_list", patches.links_on_every_page),
+            ("render_pdf_to_image", render_of),
+            ("convert_pdf_to_image", lambda _: renders[0]),
+        ):
+            yield call
+
+
+class _Renders:
+    """The library's page rendering (`convert_pdf_to_image`), done once per set of arguments:
+    the PNG files of the first call are kept (hard links, in `folder`) and later calls get links
+    to them in the folder they ask for."""
+
+    def __init__(self, folder: Path, render: Any, rendered: orientation.Rendered) -> None:
+        self.folder = folder
+        self.render = render
+        self.rendered = rendered  # turns scanned pages upright, in place
+        self.done: dict[str, list[Path]] = {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = kwargs.get("output_folder")
+        if args or not kwargs.get("path_only") or not target or kwargs.get("file") is not None:
+            return self.render(*args, **kwargs)  # not a rendering to files: as the library does
+        key = repr(
+            sorted((k, str(v)) for k, v in kwargs.items() if k != "output_folder" and v is not None)
+        )
+        kept = self.done.get(key)
+        if kept is None:
+            paths = self.render(**kwargs)
+            self.rendered(paths)
+            keep = self.folder / str(len(self.done))
+            keep.mkdir()
+            self.done[key] = [_link(Path(path), keep / Path(path).name) for path in paths]
+            return paths
+        return [str(_link(path, Path(target) / path.name)) for path in kept]
+
+
+def _link(source: Path, target: Path) -> Path:
+    """`target` as a hard link to `source` (a copy across file systems)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+    return target
+
+
+@contextlib.contextmanager
+def _single_threaded_ocr() -> Iterator[None]:
+    """One tesseract thread per worker: the runner already puts a worker on every core."""
+    before = os.environ.get("OMP_THREAD_LIMIT")
+    os.environ["OMP_THREAD_LIMIT"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("OMP_THREAD_LIMIT", None)
+        else:
+            os.environ["OMP_THREAD_LIMIT"] = before

@@ -1,0 +1,41 @@
+"""The settings and metadata applied to a whole document's elements (after its ranges joined)."""
+
+from __future__ import annotations
+
+import copy
+
+from ingestflow.elements import Document, Element
+from ingestflow.spec.settings import UnstructuredPartitionSettings
+from ingestflow.stages import table_merge
+from ingestflow.stages.ids import stable_id
+
+
+def finish(
+    settings: UnstructuredPartitionSettings, elements: list[Element], doc: Document
+) -> list[Element]:
+    """Apply exclude_elements, coordinates and data_source; keep ids unique."""
+    st = settings
+    if st.strategy == "hi_res" and (st.infer_table_structure or st.pdf_infer_table_structure):
+        elements = table_merge.merge_across_pages(elements)  # over every page range
+    excluded = set(st.exclude_elements or ())
+    kept = [element for element in elements if element["type"] not in excluded]
+    for element in kept:
+        metadata = element["metadata"]
+        if not st.coordinates:
+            metadata.pop("coordinates", None)
+        if doc.data_source:
+            merged = dict(metadata.get("data_source") or {})
+            merged.update(copy.deepcopy(doc.data_source))
+            metadata["data_source"] = merged
+    if not st.unique_element_ids:
+        dedupe_ids(kept)
+    return kept
+
+
+def dedupe_ids(elements: list[Element]) -> None:
+    """Give a repeated deterministic id (identical attachments) a new one from its position."""
+    seen: set[str] = set()
+    for position, element in enumerate(elements):
+        if element["element_id"] in seen:
+            element["element_id"] = stable_id(element["element_id"], position)
+        seen.add(element["element_id"])
