@@ -112,9 +112,6 @@ KNOWN_CYCLES = {
     frozenset(
         {"ingestflow.service.core", "ingestflow.service.jobs", "ingestflow.service.retention"}
     ),
-    # hires turns pages upright with orientation, which counts a page's text with hires's
-    # page_text_chars (inside a function)
-    frozenset({"ingestflow.stages.hires", "ingestflow.stages.orientation"}),
 }
 
 
