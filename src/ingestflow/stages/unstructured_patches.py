@@ -193,7 +193,7 @@ def check_patch(patch: Patch) -> None:
     """EnvironmentProblem when the library's attribute `patch` replaces is missing or changed."""
     where = f"{patch.module}.{patch.attribute}"
     try:
-        target = _lookup(patch)
+        target = library_value(patch)
     except (ImportError, AttributeError) as exc:
         raise EnvironmentProblem(
             f"{where} is missing ({type(exc).__name__}), and ingestflow replaces it at run "
@@ -247,17 +247,23 @@ def replaced(*changes: tuple[str, Callable[[Any], Any]]) -> Iterator[None]:
     """While open, each named attribute of `PATCHES` is `make(original)`; restored after."""
     check(*(name for name, _ in changes))
     saved = [(PATCHES[name], _lookup(PATCHES[name])) for name, _ in changes]
+    outermost = [patch for patch, original in saved if patch not in _originals]
     try:
         for (patch, original), (_, make) in zip(saved, changes, strict=True):
+            _originals.setdefault(patch, original)
             _assign(patch, make(original))
         yield
     finally:
         for patch, original in reversed(saved):
             _assign(patch, original)
+        for patch in outermost:
+            _originals.pop(patch, None)
 
 
 _installed: dict[str, Any] = {}
 _installing = threading.Lock()
+#: The library's own value of each attribute replaced now (what `check_patch` looks at).
+_originals: dict[Patch, Any] = {}
 
 
 def installed(name: str, make: Callable[[Any], Any]) -> Any:
@@ -266,9 +272,9 @@ def installed(name: str, make: Callable[[Any], Any]) -> Any:
     with _installing:
         if name not in _installed:
             check(name)
-            original = _lookup(PATCHES[name])
+            original = _originals.get(PATCHES[name], _lookup(PATCHES[name]))
             _assign(PATCHES[name], make(original))
-            _installed[name] = original
+            _installed[name] = _originals[PATCHES[name]] = original
         return _installed[name]
 
 
@@ -297,6 +303,11 @@ class _NoLinks(list):
 
     def __bool__(self) -> bool:
         return True
+
+
+def library_value(patch: Patch) -> Any:
+    """The library's own value of `patch`'s attribute, not a replacement of ours."""
+    return _originals[patch] if patch in _originals else _lookup(patch)
 
 
 def _lookup(patch: Patch) -> Any:
