@@ -82,10 +82,10 @@ def test_a_version_outside_the_supported_range_is_an_environment_problem():
     patches.check_version("unstructured", "0.27.32", supported)
     with pytest.raises(
         EnvironmentProblem,
-        match=r"^unstructured 0\.28\.0 is installed, but ingestflow patches internals that it "
-        r"checked only in unstructured>=0\.27\.32,<0\.28; install the supported versions",
+        match=r"^unstructured 0\.27\.36 is installed, but ingestflow patches internals that it "
+        r"checked only in unstructured>=0\.27\.32,<=0\.27\.35; install the supported versions",
     ):
-        patches.check_version("unstructured", "0.28.0", supported)
+        patches.check_version("unstructured", "0.27.36", supported)
 
 
 def test_a_missing_attribute_is_an_environment_problem():

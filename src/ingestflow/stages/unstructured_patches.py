@@ -25,9 +25,11 @@ from typing import Any
 
 from ingestflow.errors import EnvironmentProblem
 
-#: The versions whose internals the patches were checked against (docs/design.md, "Stages").
+#: The versions whose internals the patches were checked against (docs/design.md, "Stages"):
+#: unstructured 0.27.32 (installed) and 0.27.33-0.27.35 (their signatures, and this module's
+#: tests on 0.27.35); unstructured-inference 1.6.14 only, so its patch release series.
 SUPPORTED: dict[str, str] = {
-    "unstructured": ">=0.27.32,<0.28",
+    "unstructured": ">=0.27.32,<=0.27.35",
     "unstructured-inference": ">=1.6.14,<1.7",
 }
 _FIX = (
