@@ -88,6 +88,31 @@ def test_a_version_outside_the_supported_range_is_an_environment_problem():
         patches.check_version("unstructured", "0.27.36", supported)
 
 
+def test_a_partition_node_stops_at_precheck_on_a_version_outside_the_range(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    from ingestflow.spec.settings import UnstructuredPartitionSettings
+    from ingestflow.stages.base import RunContext
+    from ingestflow.stages.partition import UnstructuredPartitionStage
+
+    monkeypatch.setitem(patches.SUPPORTED, "unstructured", ">=0.27.36")
+    patches._versions_checked.cache_clear()  # checked once per process: check again
+    stage = UnstructuredPartitionStage(
+        "Partitioner",
+        "unstructured_api",
+        UnstructuredPartitionSettings(strategy="fast"),
+        RunContext(),
+    )
+    try:
+        with pytest.raises(
+            EnvironmentProblem,
+            match=r"^unstructured [\d.]+ is installed, but .* only in unstructured>=0\.27\.36",
+        ):
+            stage.precheck()
+    finally:
+        patches._versions_checked.cache_clear()
+
+
 def test_a_missing_attribute_is_an_environment_problem():
     patch = patches.Patch("unstructured.partition.pdf", "no_such_function", "(text)", "test")
     with pytest.raises(
