@@ -48,10 +48,6 @@ class Patch:
     why: str
 
 
-def _p(module: str, attribute: str, assumed: str, why: str) -> Patch:
-    return Patch(module, attribute, assumed, why)
-
-
 _PDF = "unstructured.partition.pdf"
 _OCR_AGENT = "'unstructured.partition.utils.ocr_models.tesseract_ocr.OCRAgentTesseract'"
 _RENDER = (
@@ -61,14 +57,14 @@ _RENDER = (
 
 #: Every replaced attribute, by the name callers use.
 PATCHES: dict[str, Patch] = {
-    "extractable_elements": _p(
+    "extractable_elements": Patch(
         _PDF,
         "extractable_elements",
         "(filename='', file=None, languages=None, metadata_last_modified=None, "
         "starting_page_number=1, password=None, pdfminer_config=None, **kwargs)",
         "High Res asks 'is there a text layer?' of pypdfium2, not a full pdfminer pass",
     ),
-    "supplement_page_layout_with_ocr": _p(
+    "supplement_page_layout_with_ocr": Patch(
         "unstructured.partition.pdf_image.ocr",
         "supplement_page_layout_with_ocr",
         "(page_layout, image, infer_table_structure=False, "
@@ -76,7 +72,7 @@ PATCHES: dict[str, Patch] = {
         f"extracted_regions=None, ocr_layout_dumper=None, table_ocr_agent={_OCR_AGENT})",
         "High Res chooses OCR per page and builds table structure offline",
     ),
-    "document_to_element_list": _p(
+    "document_to_element_list": Patch(
         _PDF,
         "document_to_element_list",
         "(document, sortable=False, include_page_breaks=False, last_modification_date=None, "
@@ -84,19 +80,19 @@ PATCHES: dict[str, Patch] = {
         "languages=None, starting_page_number=1, layouts_links=None, **kwargs)",
         "links are kept when the first page has none",
     ),
-    "render_pdf_to_image": _p(
+    "render_pdf_to_image": Patch(
         "unstructured.partition.pdf_image.pdf_image_utils",
         "render_pdf_to_image",
         _RENDER,
         "High Res renders each page once (and turns scans upright)",
     ),
-    "convert_pdf_to_image": _p(
+    "convert_pdf_to_image": Patch(
         "unstructured_inference.inference.layout",
         "convert_pdf_to_image",
         _RENDER,
         "High Res renders each page once (and turns scans upright)",
     ),
-    "partition_pdf_or_image_local": _p(
+    "partition_pdf_or_image_local": Patch(
         _PDF,
         "_partition_pdf_or_image_local",
         "(filename='', file=None, is_image=False, infer_table_structure=False, "
@@ -111,37 +107,37 @@ PATCHES: dict[str, Patch] = {
         "**kwargs)",
         "High Res maps the coordinates of pages it turned upright back",
     ),
-    "tokenize_process": _p(
+    "tokenize_process": Patch(
         "unstructured.nlp.tokenize",
         "_process",
         "(text)",
         "spaCy's checks are served from batches (nlp_batch)",
     ),
-    "open_pdfminer_pages_generator": _p(
+    "open_pdfminer_pages_generator": Patch(
         _PDF,
         "open_pdfminer_pages_generator",
         "(fp, password=None, pdfminer_config=None)",
         "Fast PDF pages are read ahead so their texts are checked in batches (nlp_batch)",
     ),
-    "derive_element_type_from_text": _p(
+    "derive_element_type_from_text": Patch(
         "unstructured.partition.html.parser",
         "derive_element_type_from_text",
         "(text)",
         "a large HTML file's texts are listed before spaCy checks them (nlp_batch)",
     ),
-    "spacy_model_name": _p(
+    "spacy_model_name": Patch(
         "unstructured.nlp.tokenize",
         "_SPACY_MODEL_NAME",
         "value: str",
         "the spaCy model comes from PyPI, not a download at first use (offline)",
     ),
-    "html_parser": _p(
+    "html_parser": Patch(
         "unstructured.partition.html.partition",
         "html_parser",
         "value: HTMLParser",
         "deeply nested HTML is read in full, without libxml2's depth limit (html_depth)",
     ),
-    "html_partitioner_main": _p(
+    "html_partitioner_main": Patch(
         "unstructured.partition.html.partition",
         "_HtmlPartitioner._main",
         "value: cached_property (self)",
@@ -339,7 +335,8 @@ def _assign(patch: Patch, value: Any) -> None:
 def _parameters(signature: str) -> list[str]:
     """The parameters of a signature as `shape` writes it, each as written."""
     inner = signature.strip()[1:-1]
-    parts, depth, quote, current = [], 0, "", ""
+    parts: list[str] = []
+    depth, quote, current = 0, "", ""
     for char in inner:
         if quote:
             quote = "" if char == quote else quote
