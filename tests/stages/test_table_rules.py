@@ -218,7 +218,7 @@ def test_the_table_inside_a_whole_spread_figure_is_found(corpus: Path):
     # the layout model's one figure over the whole spread (points from the top left), which
     # cuts the table's last column off
     layout, image = page_layout(path, [("Picture", (119, 52, 1139, 721))])
-    call = hires._Call(path, is_image=False, tables=True, language="eng")
+    call = hires.Call(path, is_image=False, tables=True, language="eng")
     checks = table_finding.find(layout, image, call, has_text=True)
     assert [(c["region"], c["table"]) for c in checks] == [
         ("Picture", False),
