@@ -118,11 +118,11 @@ def test_progress_says_what_loads_and_moves_on_to_each_step(tmp_path: Path) -> N
 
 
 def test_the_runner_names_the_models_it_loads() -> None:
-    from ingestflow.runner.executor import _loading
+    from ingestflow.runner.executor import loading
     from ingestflow.runner.plan import build_plan
 
     body = json.loads((Path("fixtures/workflows/valid/02-fast-by-title-embed.json")).read_text())
-    assert _loading(build_plan(body)) == ["the partitioner", "the embedding model"]
+    assert loading(build_plan(body)) == ["the partitioner", "the embedding model"]
 
 
 @pytest.mark.slow

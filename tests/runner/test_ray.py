@@ -27,7 +27,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ingestflow.cli import app
-from ingestflow.runner import ray_executor
+from ingestflow.runner.executors import ray as ray_executor
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.slow
@@ -264,7 +264,7 @@ def test_a_document_that_kills_its_actor_fails_alone(
     assert written == sorted(f"{p.name}.json" for p in (FIXTURES / "docs").iterdir())
     partitioner = record["node_stats"][0]
     assert (partitioner["success"], partitioner["failure"]) == (6, 1)
-    assert not list(ray_executor._spool_root().glob("*/*/boom.txt"))  # no spool file left
+    assert not list(ray_executor.spool_root().glob("*/*/boom.txt"))  # no spool file left
 
 
 def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(

@@ -177,7 +177,7 @@ def test_a_long_documents_embedding_is_spread_over_workers_and_put_back_in_order
 ) -> None:
     import numpy as np
 
-    from ingestflow.runner import executor
+    from ingestflow.runner import tasks
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -195,18 +195,18 @@ def test_a_long_documents_embedding_is_spread_over_workers_and_put_back_in_order
     )
     _, _, one_out = run(tmp_path, body, folder, 1, "one")
     spread: list[int] = []
-    original = executor._slices
+    original = tasks.slices
 
     def recording(doc: Any, workers: int) -> list[list[int]]:
         groups = original(doc, workers)
         spread.append(len(groups))
         return groups
 
-    executor._slices = recording  # type: ignore[assignment]
+    tasks.slices = recording  # type: ignore[assignment]
     try:  # a small batch_bytes makes the 60-page log "long" (it is most of the work in view)
         two, _, two_out = run(tmp_path, body, folder, 2, "two", batch_bytes=1000)
     finally:
-        executor._slices = original  # type: ignore[assignment]
+        tasks.slices = original  # type: ignore[assignment]
     assert spread and max(spread) > 1  # the embedding went out in slices
     assert two["processing_status"] == "SUCCESS"
     a = json.loads((one_out / "log.pdf.json").read_text())

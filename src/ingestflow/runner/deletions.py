@@ -44,34 +44,29 @@ class Deletions:
         self.listed: dict[str, str] = {}  # record id -> file name, of every listed document
 
     @classmethod
-    def for_run(cls, runner: Any) -> Deletions | None:
-        """The run's deletions, or None when it removes nothing (reprocess_all, --keep-deleted,
-        uploads, or a destination with no identity)."""
-        opts = runner.opts
-        if runner.plan.workflow.reprocess_all or opts.keep_deleted:
+    def for_run(cls, job: Any, plan: Any, opts: Any) -> Deletions | None:
+        """The deletions of a run (its `runner.job.Job`, plan and options), or None when it
+        removes nothing (reprocess_all, --keep-deleted, uploads, or a destination with no
+        identity)."""
+        if plan.workflow.reprocess_all or opts.keep_deleted:
             return None
         if not opts.source_key or not opts.destination_key:
             return None
         return cls(
-            runner.ws,
-            runner.workflow_key,
-            runner.settings_hash,
-            opts.source_key,
-            opts.destination_key,
+            job.ws, job.workflow_key, job.settings_hash, opts.source_key, opts.destination_key
         )
 
     def seen(self, doc: Document) -> None:
         """A document the source listed (read or not, changed or not: it is still there)."""
         self.listed[doc.record_id] = doc.filename
 
-    def apply(self, runner: Any) -> None:
-        """Remove what left the source, recording each removal in the runner's job; a failed
-        removal counts as a failed document, and the job's message says what was done."""
-        failed, notes = self.remove(
-            runner.source, runner.destination, runner.job_id, runner.progress, runner._check_stop
-        )
-        runner.counts["FAILED"] += failed
-        runner.notes.extend(notes)
+    def apply(self, job: Any, source: Any, check_stop: Callable[[], None]) -> None:
+        """Remove what left the source, recording each removal in the run's `runner.job.Job`;
+        a failed removal counts as a failed document, and the job's message says what was
+        done."""
+        failed, notes = self.remove(source, job.destination, job.job_id, job.progress, check_stop)
+        job.counts["FAILED"] += failed
+        job.notes.extend(notes)
 
     def remove(
         self,

@@ -1,9 +1,17 @@
-"""Worker process pools: ending one now, and reading how a worker that broke one ended."""
+"""Worker process pools: ending one now, reading how a worker that broke one ended, and a
+forked worker letting go of its fork server.
+
+The one place that reads the standard library's private state (no public API offers it):
+`ProcessPoolExecutor._processes`, `ProcessPoolExecutor._executor_manager_thread` and
+`multiprocessing.forkserver._forkserver._forkserver_alive_fd`. tests/runner/test_pools.py checks
+that each is still there, in the shape used here, on the Python that runs the tests."""
 
 from __future__ import annotations
 
+import os
 import signal
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import suppress
 from typing import Any
 
 
@@ -58,3 +66,18 @@ def exit_cause(workers: list[Any], timeout: float = 5.0) -> str:
         except ValueError:
             return f"ended by signal {-code}"
     return f"exit code {code}"
+
+
+def leave_fork_server() -> None:
+    """In a worker forked by a run's fork server (`preload`): close the inherited write end of
+    the pipe by which the server knows that the main process lives; while any worker held it, a
+    killed main process would leave the server, and so its workers, running. Closed here: the
+    server ends with the main process, and its workers with it."""
+    import multiprocessing.forkserver
+
+    server: Any = multiprocessing.forkserver._forkserver  # no public API for this
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is not None:
+        server._forkserver_alive_fd = None
+        with suppress(OSError):
+            os.close(fd)

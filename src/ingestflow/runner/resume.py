@@ -41,23 +41,23 @@ class Earlier:
             counts["elements"] -= earlier[2]
 
 
-def restore(runner: Any) -> float:
-    """Set the runner up to continue its job: counts, sequence, node figures; returns how long
-    the job ran before (its runtime goes on from there)."""
-    ws, job_id = runner.ws, runner.job_id
+def restore(job: Any) -> tuple[Earlier, float]:
+    """Set a `runner.job.Job` up to continue its job: counts, sequence, node figures; returns
+    what the job did before and how long it ran (its runtime goes on from there)."""
+    ws, job_id = job.ws, job.job_id
     row = ws.job_row(job_id)
     files = ws.files(job_id)
-    runner.earlier = Earlier({f.file_id: (f.status, f.version, f.elements) for f in files})
+    earlier = Earlier({f.file_id: (f.status, f.version, f.elements) for f in files})
     for f in files:
-        runner.counts[f.status] += 1
-        runner.counts["elements"] += f.elements
-    runner.seq = ws.db.execute(
+        job.counts[f.status] += 1
+        job.counts["elements"] += f.elements
+    job.seq = ws.db.execute(
         "SELECT coalesce(max(seq), 0) FROM job_files WHERE job_id = ?", (job_id,)
     ).fetchone()[0]
     stored = json.loads(row["node_stats"] or "[]")
-    if [n.get("node_id") for n in stored] == [s.node_id for s in runner.stats]:
-        runner.stats = [
+    if [n.get("node_id") for n in stored] == [s.node_id for s in job.stats]:
+        job.stats = [
             NodeStats(**{**entry, "ready": 0, "in_progress": 0})  # what was in flight was lost
             for entry in stored
         ]
-    return float(row["runtime_s"] or 0.0)
+    return earlier, float(row["runtime_s"] or 0.0)

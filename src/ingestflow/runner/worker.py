@@ -9,12 +9,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, one_line
+from ingestflow.runner import pools
 from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Part, Stage
@@ -75,22 +76,8 @@ def _die_with_parent() -> None:
         return
     if os.getppid() == 1:  # the parent died before the line above took effect
         os._exit(1)
-    _leave_fork_server()
-
-
-def _leave_fork_server() -> None:
-    """A worker forked by a run's fork server (`preload`) inherits the write end of the pipe
-    by which the server knows that the main process lives; while any worker held it, a killed
-    main process would leave the server, and so its workers, running. Closed here: the server
-    ends with the main process, and its workers with it (the signal above)."""
-    import multiprocessing.forkserver
-
-    server: Any = multiprocessing.forkserver._forkserver
-    fd = getattr(server, "_forkserver_alive_fd", None)
-    if fd is not None:
-        server._forkserver_alive_fd = None
-        with suppress(OSError):
-            os.close(fd)
+    # a worker forked by a run's fork server (`preload`) must not keep it alive (see there)
+    pools.leave_fork_server()
 
 
 def _ready(stage: Stage) -> Stage:
@@ -192,6 +179,49 @@ def process_joined(
             result.node_notes[node_id] = _notes(result.doc)
     result.node_metrics[node_id] = [0, len(result.doc.elements), time.perf_counter() - started]
     return _run([result], rest, trace)
+
+
+@dataclass(frozen=True)
+class BatchCall:
+    """Documents through the stages from `start` up to `stop` (`process_batch`)."""
+
+    docs: tuple[Document, ...]
+    trace: bool = False
+    start: int = 0
+    stop: int | None = None
+
+    def __call__(self) -> list[DocResult]:
+        return process_batch(list(self.docs), self.trace, self.start, self.stop)
+
+
+@dataclass(frozen=True)
+class PartCall:
+    """One page range of a long document (`process_part`); `docs`: that document alone."""
+
+    docs: tuple[Document, ...]
+    pages: tuple[int, int]
+    budget: DocBudget | None = None
+
+    def __call__(self) -> PartResult:
+        return process_part(self.docs[0], self.pages, self.budget)
+
+
+@dataclass(frozen=True)
+class JoinCall:
+    """A long document from its parts, then its stages up to `stop` (`process_joined`)."""
+
+    docs: tuple[Document, ...]
+    parts: tuple[Part, ...]
+    trace: bool = False
+    stop: int | None = None
+    budget: DocBudget | None = None
+
+    def __call__(self) -> list[DocResult]:
+        return process_joined(self.docs[0], list(self.parts), self.trace, self.stop, self.budget)
+
+
+#: What a worker is sent: a call, run in the worker by calling it (picklable by value).
+Call = BatchCall | PartCall | JoinCall
 
 
 @dataclass

@@ -1,14 +1,15 @@
-"""Run a plan on Ray (`ingestflow run --executor ray`): the same plan, stages and outputs as the
-local executor, on a pool of Ray actors.
+"""Run a plan on Ray (`ingestflow run --executor ray`): the same plan, tasks, stages and outputs
+as the local executor, on a pool of Ray actors.
 
-The driver (this process) reads the source, groups documents into batches (`JobRunner._batches`),
-ships each batch to an actor and writes every result to the destination and the job record
-(`JobRunner._collect`). Each actor is one worker process holding the plan's stages
-(`worker.init_worker`, `worker.process_batch`). Work in flight is bounded: at most
-`PER_ACTOR` batches an actor. Documents go as bytes, unless `INGESTFLOW_RAY_SHARED_FS=1` says
-the actors read the same file system as the driver (then as paths). An actor that dies takes
-only its documents' results with it: each is retried alone on an actor that runs nothing else,
-and one that kills that actor too fails alone ("the worker process crashed on this document").
+The driver (this process) reads the source and plans the tasks (`runner.tasks`: a long document
+is split into page ranges and joined, as locally), ships each task to an actor, and hands each
+result back to the runner, which writes it to the destination and the job record. Each actor is
+one worker process holding the plan's stages (`worker.init_worker`), running the calls it is
+sent (`worker.Call`). Work in flight is bounded: at most `PER_ACTOR` tasks an actor. Documents
+go as bytes, unless `INGESTFLOW_RAY_SHARED_FS=1` says the actors read the same file system as
+the driver (then as paths). An actor that dies takes only its tasks' results with it: each
+document is retried alone on an actor that runs nothing else, and one that kills that actor
+too fails alone ("the worker process crashed on this document").
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,13 +29,16 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
 from ingestflow.runner import worker
+from ingestflow.runner.executors.base import Executor, OnResult
 from ingestflow.runner.plan import Plan
+from ingestflow.runner.stopping import Stopper
+from ingestflow.runner.tasks import Task, alone, call, crashed, documents
 
 if TYPE_CHECKING:
-    from ingestflow.runner.executor import JobRunner
+    from ingestflow.runner.executor import RunOptions
 
 SHARED_FS_ENV = "INGESTFLOW_RAY_SHARED_FS"
-PER_ACTOR = 2  # batches in flight on one actor: one running, one queued behind it
+PER_ACTOR = 2  # tasks in flight on one actor: one running, one queued behind it
 CRASHED = "the worker process crashed on this document"
 #: A shipped file's modification time (ns) and whether it was in the temporary folder.
 Stamp = tuple[int, bool]
@@ -43,7 +47,7 @@ NEEDS_RAY = "the Ray executor needs Ray: pip install -e '.[ray]' (or `scripts/se
 
 class StagesActor:
     """What runs in one Ray actor: the plan's stages, opened once (when first needed), applied to
-    batches of documents. Wrapped with `ray.remote` by `stream` (Ray is imported lazily)."""
+    the calls it is sent. Wrapped with `ray.remote` by `RayExecutor` (Ray is imported lazily)."""
 
     def __init__(self, plan: Plan, torch_threads: int) -> None:
         # Ctrl-C is the driver's to handle: it stops the job between documents
@@ -53,22 +57,21 @@ class StagesActor:
         from ingestflow.offline import quiet_libraries
 
         quiet_libraries()  # as in a local worker process: the job record says what matters
-        self.spool = _spool_root()
+        self.spool = spool_root()
         self.spool.mkdir(parents=True, exist_ok=True)
         _sweep(self.spool)
 
-    def process(
-        self, docs: list[Document], stamps: list[Stamp | None], trace: bool, start: int
-    ) -> list[worker.DocResult]:
-        """`worker.process_batch` over the batch. A document shipped as bytes that was a file is
-        written to a local spool file first, with the file's modification time, so its elements
-        carry the same metadata (`last_modified`) as with the local executor. The spool is not
-        under the temporary folder, where the library leaves out some types' file time, unless
-        the driver's file was there too."""
+    def process(self, sent: worker.Call, stamps: list[Stamp | None]) -> Any:
+        """The call, run here. A document shipped as bytes that was a file is written to a
+        local spool file first, with the file's modification time, so its elements carry the
+        same metadata (`last_modified`) as with the local executor. The spool is not under the
+        temporary folder, where the library leaves out some types' file time, unless the
+        driver's file was there too."""
         with (
             tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=self.spool) as spool,
             tempfile.TemporaryDirectory(prefix="ingestflow-ray-") as temp,
         ):
+            docs = list(sent.docs)
             for index, (doc, stamp) in enumerate(zip(docs, stamps, strict=True)):
                 if stamp is None or doc.data is None:
                     continue
@@ -78,11 +81,11 @@ class StagesActor:
                 path.parent.mkdir()
                 path.write_bytes(doc.data)
                 os.utime(path, ns=(mtime, mtime))
-                doc.path, doc.data = path, None
-            return worker.process_batch(docs, trace, start)
+                docs[index] = replace(doc, path=path, data=None)
+            return replace(sent, docs=tuple(docs))()
 
 
-def _spool_root() -> Path:
+def spool_root() -> Path:
     """Where actors write the documents they receive as bytes: `$INGESTFLOW_CACHE/ray-spool`."""
     from ingestflow.stages.minilm_onnx import cache_dir
 
@@ -100,34 +103,47 @@ def _sweep(spool: Path) -> None:
 
 
 @dataclass(eq=False)
-class _Call:
-    """A batch for an actor: documents as the driver holds them (with their paths), and whether
-    it is one document retried alone after its actor died."""
+class _Sent:
+    """A task for an actor, and whether it is retried alone after its actor died."""
 
-    docs: list[Document]
-    start: int
+    task: Task
     alone: bool = False
 
 
 @dataclass(eq=False)
 class _Slot:
-    """One actor of the pool and the batches it has in flight."""
+    """One actor of the pool and the tasks it has in flight."""
 
     actor: Any
     load: int = 0
 
 
-def stream(runner: JobRunner) -> None:
-    """Run every batch of the runner's source on Ray actors; results go through the runner."""
-    try:
-        import ray
-    except ImportError as exc:
-        raise EnvironmentProblem(NEEDS_RAY) from exc
-    import psutil
+class RayExecutor(Executor):
+    """Tasks on a pool of Ray actors, one a CPU: on a local cluster started for the run, or on
+    the cluster at `options.ray_address`. Inside the context, the cluster is reachable and
+    `workers` is the pool's size; after it, no process of a local cluster remains."""
 
-    opts = runner.opts
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
-    with _quiet(ray):
+    def __init__(self, plan: Plan, options: RunOptions, stopper: Stopper) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise EnvironmentProblem(NEEDS_RAY) from exc
+        self.ray = ray
+        self.plan = plan
+        self.opts = options
+        self.stopper = stopper
+        self.trace = options.trace
+        self.node_id = plan.nodes[0].id  # where a crashed document fails
+        self.shared_fs = os.environ.get(SHARED_FS_ENV, "").strip() == "1"
+        self._before: set[int] = set()
+        self._stack = ExitStack()  # Ray's own lines kept off the terminal while inside
+
+    def __enter__(self) -> RayExecutor:
+        import psutil
+
+        ray, opts = self.ray, self.opts
+        self._before = {p.pid for p in psutil.Process().children(recursive=True)}
+        self._stack.enter_context(_quiet(ray))
         sigterm = _sigterm()
         try:
             if opts.ray_address:
@@ -140,8 +156,9 @@ def stream(runner: JobRunner) -> None:
                     configure_logging=False,
                 )
         except (ConnectionError, RuntimeError, ValueError) as exc:
+            self._stack.close()
             where = opts.ray_address or "a local Ray cluster"
-            _reap([p for p in psutil.Process().children(recursive=True) if p.pid not in before])
+            _reap(self._started())
             hint = ""
             if str(opts.ray_address).startswith("ray://") and "RAY_AUTH_MODE" not in os.environ:
                 hint = " (a cluster with token authentication needs RAY_AUTH_MODE=token here)"
@@ -151,15 +168,31 @@ def stream(runner: JobRunner) -> None:
         finally:  # `ray.init` installs its own SIGTERM handler: the runner's stops the job cleanly
             if sigterm is not None:
                 signal.signal(signal.SIGTERM, sigterm)
+        if opts.ray_address:  # one actor a CPU of the cluster: more would wait for one forever
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self.workers = min(opts.workers or cpus, cpus)
+        else:
+            self.workers = opts.worker_count()
+        return self
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         try:
-            _Pool(ray, runner).run()
-        finally:
             # the local cluster's processes (GCS, raylet, their workers): none outlives the run
-            started = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-            ray.shutdown()
+            started = self._started()
+            self.ray.shutdown()
             _reap(started)
             with suppress(OSError):  # what the actors that died on this machine left
-                _sweep(_spool_root())
+                _sweep(spool_root())
+        finally:
+            self._stack.close()
+
+    def _started(self) -> list[Any]:
+        import psutil
+
+        return [p for p in psutil.Process().children(recursive=True) if p.pid not in self._before]
+
+    def run(self, tasks: Iterator[Task], on_result: OnResult) -> None:
+        _Pool(self, on_result).run(tasks)
 
 
 @contextmanager
@@ -191,40 +224,33 @@ def _sigterm() -> Any:
 
 
 class _Pool:
-    """The actors, the batches in flight, and the batches waiting for a slot."""
+    """The actors, the tasks in flight, and the tasks waiting for a slot."""
 
-    def __init__(self, ray: Any, runner: JobRunner) -> None:
-        self.ray = ray
-        self.runner = runner
-        opts = runner.opts
-        if opts.ray_address:  # one actor a CPU of the cluster: more would wait for one forever
-            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-            workers = min(opts.workers or cpus, cpus)
-        else:
-            workers = opts.worker_count()
+    def __init__(self, executor: RayExecutor, on_result: OnResult) -> None:
+        self.ray = ray = executor.ray
+        self.executor = executor
+        self.on_result = on_result
+        opts = executor.opts
+        workers = executor.workers
         threads = 1 if opts.ray_address else max(1, (os.cpu_count() or 1) // workers)
-        options = {"torch_threads": threads, **runner.plan.context.options}
-        self.plan = replace(runner.plan, context=replace(runner.plan.context, options=options))
+        options = {"torch_threads": threads, **executor.plan.context.options}
+        self.plan = replace(executor.plan, context=replace(executor.plan.context, options=options))
         self.threads = threads
         self.actor_class = ray.remote(StagesActor).options(
             num_cpus=1, max_restarts=0, max_task_retries=0
         )
         self.slots = [self._new_slot() for _ in range(workers)]
-        self.pending: dict[Any, tuple[_Call, _Slot]] = {}
-        self.queue: deque[_Call] = deque()
-        self.shared_fs = os.environ.get(SHARED_FS_ENV, "").strip() == "1"
+        self.pending: dict[Any, tuple[_Sent, _Slot]] = {}
+        self.queue: deque[_Sent] = deque()
 
     def _new_slot(self) -> _Slot:
         return _Slot(self.actor_class.remote(self.plan, self.threads))
 
-    def run(self) -> None:
-        """Submit every batch (at most PER_ACTOR in flight an actor) and collect every result."""
-        runner = self.runner
+    def run(self, tasks: Iterator[Task]) -> None:
+        """Submit every task (at most PER_ACTOR in flight an actor) and hand back every result."""
         try:
-            for batch in runner._batches():
-                runner._check_stop()
-                runner._submitted(batch)
-                self.queue.append(_Call(batch, runner._start(batch[0])))
+            for task in tasks:
+                self.queue.append(_Sent(task))
                 self._pump()
                 while self.queue:  # no free slot: the source waits (bounded in-flight work)
                     self._drain()
@@ -237,11 +263,11 @@ class _Pool:
                 self._kill(slot)
 
     def _pump(self) -> None:
-        """Submit waiting batches, in order, while an actor has room (a retry needs an idle
-        actor of its own, so that a crash it causes can only be its own)."""
+        """Submit waiting tasks, in order, while an actor has room (a retry needs an idle actor
+        of its own, so that a crash it causes can only be its own)."""
         while self.queue:
-            call = self.queue[0]
-            if call.alone:
+            sent = self.queue[0]
+            if sent.alone:
                 free = [slot for slot in self.slots if slot.load == 0]
             else:
                 free = [slot for slot in self.slots if slot.load < PER_ACTOR]
@@ -249,21 +275,21 @@ class _Pool:
                 return
             slot = min(free, key=lambda s: s.load)
             self.queue.popleft()
-            slot.load += PER_ACTOR if call.alone else 1
-            docs, stamps = self._shipped(call.docs)
-            ref = slot.actor.process.remote(docs, stamps, self.runner.opts.trace, call.start)
-            self.pending[ref] = (call, slot)
+            slot.load += PER_ACTOR if sent.alone else 1
+            shipped, stamps = self._shipped(call(sent.task, self.executor.trace))
+            ref = slot.actor.process.remote(shipped, stamps)
+            self.pending[ref] = (sent, slot)
 
-    def _shipped(self, docs: list[Document]) -> tuple[list[Document], list[Stamp | None]]:
-        """The documents as sent: content as bytes (with the file's modification time and
-        whether it is in the temporary folder), or as they are when the actors share the
+    def _shipped(self, sent: worker.Call) -> tuple[worker.Call, list[Stamp | None]]:
+        """The call as sent: its documents' content as bytes (with the file's modification time
+        and whether it is in the temporary folder), or as they are when the actors share the
         driver's file system or the content is not a file."""
-        if self.shared_fs:
-            return docs, [None] * len(docs)
+        if self.executor.shared_fs:
+            return sent, [None] * len(sent.docs)
         out: list[Document] = []
         stamps: list[Stamp | None] = []
         temp = tempfile.gettempdir()
-        for doc in docs:
+        for doc in sent.docs:
             if doc.path is None or doc.data is not None:
                 out.append(doc)
                 stamps.append(None)
@@ -276,20 +302,21 @@ class _Pool:
                 stamps.append(None)
                 continue
             stamps.append((mtime, str(doc.path).startswith(temp)))  # the library's own test
-        return out, stamps
+        return replace(sent, docs=tuple(out)), stamps
 
     def _drain(self) -> None:
-        """Wait for one batch to finish (waking now and then to honour a stop), and handle it."""
-        ray, runner = self.ray, self.runner
+        """Wait for one task to finish (waking now and then to honour a stop), and hand its
+        result back; queue the tasks it leads to."""
+        ray = self.ray
         ready: list[Any] = []
         while not ready:
-            runner._check_stop()
+            self.executor.stopper.check()
             ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=0.2)
         for ref in ready:
-            call, slot = self.pending.pop(ref)
-            slot.load -= PER_ACTOR if call.alone else 1
+            sent, slot = self.pending.pop(ref)
+            slot.load -= PER_ACTOR if sent.alone else 1
             try:
-                results: list[worker.DocResult] = ray.get(ref)
+                result = ray.get(ref)
             except (
                 ray.exceptions.RayActorError,
                 ray.exceptions.WorkerCrashedError,
@@ -297,33 +324,33 @@ class _Pool:
             ) as exc:
                 if getattr(exc, "actor_init_failed", False):
                     raise EnvironmentProblem(f"a Ray actor could not start: {exc}") from None
-                self._crashed(call, slot, exc)
+                self._crashed(sent, slot, exc)
                 continue
             except ray.exceptions.RayTaskError as exc:  # the worker's own error, unwrapped
                 cause = getattr(exc, "cause", None)
                 raise (cause if isinstance(cause, Exception) else exc) from None
-            for r, doc in zip(results, call.docs, strict=True):
-                r.doc.path, r.doc.data = doc.path, None  # as the driver knows it, not the spool
-            runner._collect(results)
+            if isinstance(result, list):  # documents as the driver knows them, not the spool
+                for r, doc in zip(result, documents(sent.task), strict=True):
+                    r.doc.path, r.doc.data = doc.path, None
+            self._follow(sent.task, result)
 
-    def _crashed(self, call: _Call, slot: _Slot, exc: Exception) -> None:
-        """An actor died under a batch: replace it; retry each of the batch's documents alone,
-        or record the document that was already alone as failed (out of memory when Ray's
-        memory monitor says so)."""
+    def _follow(self, task: Task, result: Any) -> None:
+        """Hand a result back; queue what it leads to (spread: actors would idle)."""
+        share = self.executor.workers if len(self.pending) < self.executor.workers else 1
+        self.queue.extend(_Sent(follow) for follow in self.on_result(task, result, share))
+
+    def _crashed(self, sent: _Sent, slot: _Slot, exc: Exception) -> None:
+        """An actor died under a task: replace it; retry each of the task's documents alone,
+        or fail the task that was already alone (out of memory when Ray's memory monitor says
+        so)."""
         if slot in self.slots:
             self.slots[self.slots.index(slot)] = self._new_slot()
             self._kill(slot)
-        if call.alone:
-            node_id = self.runner.stats[0].node_id
-            doc = call.docs[0]
-            error = CRASHED
-            if isinstance(exc, self.ray.exceptions.OutOfMemoryError):
-                error = f"{CRASHED} ({OUT_OF_MEMORY})"
-            self.runner._collect(
-                [worker.DocResult(doc, ok=False, error=error, failed_node=node_id)]
-            )
+        if sent.alone:
+            cause = OUT_OF_MEMORY if isinstance(exc, self.ray.exceptions.OutOfMemoryError) else ""
+            self._follow(sent.task, crashed(sent.task, self.executor.node_id, cause))
             return
-        retries = [_Call([doc], call.start, alone=True) for doc in call.docs]
+        retries = [_Sent(task, alone=True) for task in alone(sent.task)]
         self.queue.extendleft(reversed(retries))
 
     def _kill(self, slot: _Slot) -> None:
