@@ -38,11 +38,13 @@ CORPUS_DOCS = ("pdf/multi-column-2p.pdf", "example-10k-1p.html", "fake-text.txt"
 MARKER = b"INGESTFLOW-TEST-KILL-THE-WORKER"
 
 
-def run(tmp: Path, name: str, inputs: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+def run(
+    tmp: Path, name: str, inputs: Path, *extra: str, workflow: Path = WORKFLOW
+) -> tuple[int, dict[str, Any]]:
     """`ingestflow run` in this process (so that a test can patch what the run imports)."""
     args = [
         "run",
-        str(WORKFLOW),
+        str(workflow),
         "--input",
         str(inputs),
         "--output",
@@ -186,9 +188,11 @@ def _ours(process: psutil.Process, group: int, temp: Path) -> bool:
     return str(temp) in " ".join(process.info["cmdline"] or [])
 
 
-def same_as_local(tmp_path: Path, inputs: Path, address: str) -> None:
-    code, local = run(tmp_path, "local", inputs)
-    ray_code, on_ray = run(tmp_path, "ray", inputs, "--executor", "ray", "--ray-address", address)
+def same_as_local(tmp_path: Path, inputs: Path, address: str, workflow: Path = WORKFLOW) -> None:
+    code, local = run(tmp_path, "local", inputs, workflow=workflow)
+    ray_code, on_ray = run(
+        tmp_path, "ray", inputs, "--executor", "ray", "--ray-address", address, workflow=workflow
+    )
     assert (ray_code, counts(on_ray)) == (code, counts(local))
     expected = outputs(tmp_path / "local")
     assert expected
@@ -205,6 +209,36 @@ def test_ray_gives_the_local_executors_elements(tmp_path: Path, ray_cluster: str
         same_as_local(tmp_path / "temp", copied / "docs", ray_cluster)
     finally:
         shutil.rmtree(copied)
+
+
+def test_a_long_document_is_split_into_page_ranges_on_ray_as_locally(
+    tmp_path: Path, ray_cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingestflow.runner import tasks
+    from tests.runner.test_split import long_pdf
+    from tests.runner.test_split import workflow as long_workflow
+
+    planned: list[tasks.Task] = []
+    plan_tasks = tasks.Planner.tasks
+
+    def recording(self: tasks.Planner, batch: tasks.Batch) -> list[tasks.Task]:
+        out = plan_tasks(self, batch)
+        planned.extend(out)
+        return out
+
+    monkeypatch.setattr(tasks.Planner, "tasks", recording)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "log.pdf").write_bytes(long_pdf())
+    shutil.copy2(FIXTURES / "docs" / "notes.txt", folder / "notes.txt")
+    workflow = tmp_path / "long.json"  # no embedder: elements compared byte for byte
+    workflow.write_text(json.dumps(long_workflow()))
+    same_as_local(tmp_path, folder, ray_cluster, workflow)
+    ranges = [task for task in planned if isinstance(task, tasks.PageRange)]
+    assert len({id(task.split) for task in ranges}) == 2  # split locally, and on Ray
+    assert len(ranges) > 2 and all(task.split.doc.filename == "log.pdf" for task in ranges)
+    parts = [part for task in ranges for part in task.split.parts]
+    assert all(part is not None and part.error is None for part in parts)  # each range ran
 
 
 @pytest.mark.corpus

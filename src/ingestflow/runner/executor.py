@@ -46,7 +46,7 @@ class RunOptions:
     job_id: str | None = None  # a SCHEDULED job already recorded (by the service) to run
     reuse: Any = None  # a runner.reuse.Reuse: start documents from earlier node outputs
     doc_timeout: float | None = 1800.0  # seconds a document may spend in one node
-    executor: str = "local"  # "local" (worker processes) or "ray" (runner.ray_executor)
+    executor: str = "local"  # "local" (worker processes) or "ray" (runner.executors.ray)
     ray_address: str | None = None  # None: a local Ray cluster for the run; "auto", "ray://…"
     preload: bool = False  # workers forked from a preloaded server where it pays (runner.preload)
     source_key: str | None = None  # what was listed (runner.deletions); None: uploads

@@ -1,0 +1,63 @@
+"""`runner.pools` reads the standard library's private state (no public API offers it): these
+tests check, on the Python that runs them, that each piece is still there in the shape used."""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+import pytest
+
+from ingestflow.runner import pools
+
+
+def _pid() -> int:
+    return os.getpid()
+
+
+def _die() -> None:
+    os._exit(17)
+
+
+def test_a_pools_workers_are_its_processes_and_a_broken_pool_says_how_its_worker_ended() -> None:
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        pid = pool.submit(_pid).result(timeout=120)
+        workers = pools.processes(pool)
+        assert [p.pid for p in workers] == [pid]  # `_processes`: pid -> Process
+        assert isinstance(getattr(pool, "_executor_manager_thread", None), threading.Thread)
+        with pytest.raises(BrokenProcessPool, match="terminated abruptly"):
+            pool.submit(_die).result(timeout=120)
+        pools.settled(pool)
+        assert pools.exit_cause(workers) == "exit code 17"
+        assert pools.processes(pool) == []  # the table is dropped once the pool broke
+    finally:
+        pools.terminate(pool)
+
+
+def test_terminate_ends_the_workers_at_once() -> None:
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+    pool.submit(_pid).result(timeout=120)
+    workers = pools.processes(pool)
+    assert workers
+    pools.terminate(pool)
+    assert not any(p.is_alive() for p in workers)
+
+
+def test_the_fork_servers_liveness_pipe_is_where_a_worker_looks_for_it() -> None:
+    server = multiprocessing.forkserver._forkserver
+    assert hasattr(server, "_forkserver_alive_fd")  # what `leave_fork_server` closes
+    read, write = os.pipe()
+    before = server._forkserver_alive_fd
+    server._forkserver_alive_fd = write
+    try:
+        pools.leave_fork_server()
+        assert server._forkserver_alive_fd is None
+        assert os.read(read, 1) == b""  # the write end is closed: the reader sees its end
+    finally:
+        server._forkserver_alive_fd = before
+        os.close(read)
