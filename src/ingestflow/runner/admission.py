@@ -17,7 +17,7 @@ from ingestflow.store.jobs import FileResult
 
 if TYPE_CHECKING:
     from ingestflow.runner.deletions import Deletions
-    from ingestflow.runner.executor import RunOptions
+    from ingestflow.runner.options import RunOptions
 
 
 class Admission:

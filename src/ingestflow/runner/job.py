@@ -17,7 +17,7 @@ from ingestflow.stages.base import Stage
 from ingestflow.store.jobs import FileResult, NodeStats, Workspace
 
 if TYPE_CHECKING:
-    from ingestflow.runner.executor import RunOptions
+    from ingestflow.runner.options import RunOptions
     from ingestflow.runner.reuse import Resume
     from ingestflow.runner.tasks import Split
 

@@ -35,7 +35,7 @@ from ingestflow.runner.stopping import Stopper
 from ingestflow.runner.tasks import Task, alone, call, crashed, documents
 
 if TYPE_CHECKING:
-    from ingestflow.runner.executor import RunOptions
+    from ingestflow.runner.options import RunOptions
 
 SHARED_FS_ENV = "INGESTFLOW_RAY_SHARED_FS"
 PER_ACTOR = 2  # tasks in flight on one actor: one running, one queued behind it
