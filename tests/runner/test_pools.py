@@ -34,7 +34,6 @@ def test_a_pools_workers_are_its_processes_and_a_broken_pool_says_how_its_worker
             pool.submit(_die).result(timeout=120)
         pools.settled(pool)
         assert pools.exit_cause(workers) == "exit code 17"
-        assert pools.processes(pool) == []  # the table is dropped once the pool broke
     finally:
         pools.terminate(pool)
 
@@ -61,3 +60,17 @@ def test_the_fork_servers_liveness_pipe_is_where_a_worker_looks_for_it() -> None
     finally:
         server._forkserver_alive_fd = before
         os.close(read)
+
+
+def test_a_fork_server_is_stopped_and_a_fresh_one_starts_when_next_asked() -> None:
+    ctx = multiprocessing.get_context("forkserver")
+    multiprocessing.forkserver.ensure_running()
+    server = multiprocessing.forkserver._forkserver
+    pid = server._forkserver_pid  # what `stop_fork_server` kills
+    assert isinstance(pid, int) and callable(server._stop)
+    pools.stop_fork_server()
+    assert server._forkserver_pid is None  # `_stop` forgot it
+    with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        assert pool.submit(_pid).result(timeout=120) > 0
+    assert server._forkserver_pid not in (None, pid)
+    pools.stop_fork_server()

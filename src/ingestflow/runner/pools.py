@@ -3,8 +3,9 @@ forked worker letting go of its fork server.
 
 The one place that reads the standard library's private state (no public API offers it):
 `ProcessPoolExecutor._processes`, `ProcessPoolExecutor._executor_manager_thread` and
-`multiprocessing.forkserver._forkserver._forkserver_alive_fd`. tests/runner/test_pools.py checks
-that each is still there, in the shape used here, on the Python that runs the tests."""
+`multiprocessing.forkserver._forkserver` (its `_forkserver_alive_fd`, `_forkserver_pid` and
+`_stop`). tests/runner/test_pools.py checks that each is still there, in the shape used here, on
+the Python that runs the tests."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from typing import Any
 
 
 def processes(pool: ProcessPoolExecutor) -> list[Any]:
-    """The pool's worker processes; none once the pool has broken or shut down (the standard
-    library then drops its table, having ended them)."""
+    """The pool's worker processes (none once the standard library has dropped its table, as
+    it does on shutting down)."""
     return list((getattr(pool, "_processes", None) or {}).values())  # no public API for this
 
 
@@ -81,3 +82,18 @@ def leave_fork_server() -> None:
         server._forkserver_alive_fd = None
         with suppress(OSError):
             os.close(fd)
+
+
+def stop_fork_server() -> None:
+    """Stop this process's fork server now (SIGKILL: it may be loading still), and let the
+    standard library start a fresh one when next asked."""
+    import multiprocessing.forkserver
+
+    server: Any = multiprocessing.forkserver._forkserver  # no public API to stop it
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is not None:
+        with suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    stopping = getattr(server, "_stop", None)
+    if stopping is not None:
+        stopping()

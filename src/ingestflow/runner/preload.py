@@ -20,13 +20,11 @@ run. Anything else spawns workers as before, and so does `INGESTFLOW_PRELOAD=0`.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import multiprocessing
 import multiprocessing.forkserver
 import os
 import re
-import signal
 from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,13 +146,8 @@ def stop() -> None:
         return
     _started = None
     os.environ.pop(PRELOAD_ENV, None)
-    server = multiprocessing.forkserver._forkserver  # no public API to stop it
-    pid = getattr(server, "_forkserver_pid", None)
-    if pid is not None:
-        # it would notice its owner's pipe closing only once done loading: a run that stopped
-        # early (a failed precheck, Ctrl-C) must not wait for that
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    stopping = getattr(server, "_stop", None)
-    if stopping is not None:
-        stopping()
+    from ingestflow.runner import pools
+
+    # it would notice its owner's pipe closing only once done loading: a run that stopped
+    # early (a failed precheck, Ctrl-C) must not wait for that
+    pools.stop_fork_server()
