@@ -20,7 +20,7 @@ from ingestflow.errors import IngestflowError
 from ingestflow.runner import events, worker
 from ingestflow.runner.admission import Admission
 from ingestflow.runner.deletions import Deletions
-from ingestflow.runner.executors.base import Executor
+from ingestflow.runner.executors.base import Executor, OnResult
 from ingestflow.runner.job import Job
 from ingestflow.runner.options import RunOptions
 from ingestflow.runner.plan import Plan
@@ -194,7 +194,7 @@ class JobRunner:
                     self.job.ranged(task.split, None)
                 yield task
 
-    def _on_result(self, planner: Planner) -> Any:
+    def _on_result(self, planner: Planner) -> OnResult:
         """What hears each finished task: progress, the documents it finished recorded, and
         the tasks it leads to."""
 
