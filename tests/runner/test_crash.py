@@ -347,7 +347,8 @@ def test_a_document_whose_worker_dies_fails_alone_saying_how(
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(_DYING_WORKER)
-    monkeypatch.setenv("PYTHONPATH", str(hooks))
+    path = os.environ.get("PYTHONPATH")  # kept: the workers import the ingestflow under test
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hooks), path])))
     folder = tmp_path / "in"
     folder.mkdir()
     for i in range(4):
