@@ -182,3 +182,41 @@ def test_the_override_reads_whole_pages_with_pp_ocr(scan: Path, monkeypatch: pyt
     read = [e for e in elements if e["text"].strip()]
     assert word_recall(f"{HEADING} {LINE}", " ".join(e["text"] for e in read)) == 1.0
     assert read and {e["metadata"].get("ocr_engine") for e in read} == {"rapidocr-ppocrv6"}
+
+
+# --- tesseract's input files ---------------------------------------------------------------------
+def tesseract_inputs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The image files the tesseract wrapper hands tesseract from now on (recorded, then run)."""
+    from unstructured_pytesseract import pytesseract as wrapper
+
+    seen: list[str] = []
+    run_tesseract = wrapper.run_tesseract
+
+    def recording(input_filename: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(input_filename)
+        return run_tesseract(input_filename, *args, **kwargs)
+
+    monkeypatch.setattr(wrapper, "run_tesseract", recording)
+    return seen
+
+
+def test_tesseract_reads_the_same_words_from_a_pnm_as_from_a_png(monkeypatch: pytest.MonkeyPatch):
+    import unstructured_pytesseract as tess
+
+    page = np.asarray(draw_page().convert("L"))
+    inputs = tesseract_inputs(monkeypatch)
+    png = tess.image_to_data(page, lang="eng", output_type=tess.Output.DICT)
+    with ocr.raw_tesseract_input():
+        pnm = tess.image_to_data(page, lang="eng", output_type=tess.Output.DICT)
+    assert [Path(name).suffix for name in inputs] == [".PNG", ".PPM"]
+    assert pnm == png
+    assert HEADING.split()[0] in pnm["text"]
+
+
+def test_hi_res_hands_tesseract_uncompressed_images(scan: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
+    inputs = tesseract_inputs(monkeypatch)
+    elements = run(scan, ["eng", "kor"])  # page text and table cells both by tesseract
+    assert word_recall(HEADING, " ".join(e["text"] for e in elements)) == 1.0
+    assert len(inputs) >= 2
+    assert {Path(name).suffix for name in inputs} == {".PPM"}

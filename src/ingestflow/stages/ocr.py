@@ -18,9 +18,11 @@ worker on every core).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +181,37 @@ def load(codes: list[str], tables: bool) -> None:
     uses = USES if tables else ("page",)
     if any(engine_for(codes, use) == RAPIDOCR for use in uses):
         get_engine()
+
+
+#: Image modes a PNM file holds as they are (bilevel, grey, RGB: what High Res hands tesseract).
+_PNM_MODES = ("1", "L", "RGB")
+
+
+@contextlib.contextmanager
+def raw_tesseract_input() -> Iterator[None]:
+    """While a hi_res call runs, images go to tesseract as uncompressed PNM files, not PNG.
+
+    The tesseract wrapper writes each image it is given (a whole page, a region, a table crop) to
+    a temporary file, PNG by default; encoding a 200 dpi page costs ~0.3 CPU s (about a tenth of
+    tesseract's own time on it) and tesseract then decodes it again. A PNM file holds the same
+    pixels with no compression and, like the PNG, no resolution, so tesseract reads exactly
+    the same image (the same hOCR: benchmarks/RESULTS.md, "High Res speed")."""
+    from unstructured_pytesseract import pytesseract as wrapper
+
+    original = wrapper.prepare
+
+    def prepare(image: Any) -> tuple[Any, str]:
+        fresh = getattr(image, "format", None) is None  # an array, or an image made in memory
+        image, extension = original(image)
+        if fresh and image.mode in _PNM_MODES:
+            image.format = extension = "PPM"  # Pillow's name for PBM, PGM and PPM alike
+        return image, extension
+
+    wrapper.prepare = prepare
+    try:
+        yield
+    finally:
+        wrapper.prepare = original
 
 
 def _bgr(image: Any) -> Any:

@@ -69,6 +69,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
 
     with (
         _single_threaded_ocr(),
+        ocr.raw_tesseract_input(),
         tempfile.TemporaryDirectory(prefix="ingestflow-renders-") as folder,
         orientation.hooks(path, is_image) as straightener,
     ):
