@@ -85,6 +85,57 @@ def test_a_grid_needs_two_rows_two_columns_and_words_in_its_cells():
         assert not table_finding.plausible(table_finding.Reading(**{**vars(reading), **change}))
 
 
+PROSE = [
+    "Table recognition reads the rows and columns of a table",
+    "from its image, but a paragraph of running text has no",
+    "columns at all: each of its lines is one run of words",
+    "from the left margin to the right one, like these.",
+]
+
+
+def draw_prose(path: Path) -> Path:
+    """PROSE drawn as a paragraph, in the print of `draw_key_value`."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf", 22)
+    image = Image.new("RGB", (820, 60 + 44 * len(PROSE)), "white")
+    draw = ImageDraw.Draw(image)
+    for r, line in enumerate(PROSE):
+        draw.text((30, 30 + 44 * r), line, fill="black", font=font)
+    image.save(path)
+    return path
+
+
+@pytest.mark.slow
+def test_prose_is_not_read_by_ocr_when_looking_for_a_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import numpy as np
+    from PIL import Image
+
+    from ingestflow.stages import ocr
+
+    read: list[int] = []
+    read_words = ocr.read_words
+    monkeypatch.setattr(ocr, "read_words", lambda image: read.append(1) or read_words(image))
+    call = SimpleNamespace(table_ocr_engine=ocr.RAPIDOCR, language="eng")
+
+    def words(path: Path) -> list[str]:
+        rgb = np.asarray(Image.open(path).convert("RGB"))
+        bgr = np.ascontiguousarray(rgb[:, :, ::-1])
+        gray = np.asarray(Image.open(path).convert("L"))
+        return [w.text for w in table_finding.ocr_words(gray, bgr, call, rgb.shape[1])]
+
+    prose = draw_prose(tmp_path / "prose.png")
+    lines = ocr.line_boxes(Image.open(prose))
+    assert len(lines) == len(PROSE)  # one box per line: nothing is split into cells
+    assert table_finding.split_lines(lines) == 0.0
+    assert words(prose) == []
+    assert read == []  # the words of prose were never read
+    assert {"Venue", "2020", "564-580"} <= set(words(draw_key_value(tmp_path / "kv.png")))
+    assert read == [1]
+
+
 # --- merging across pages ------------------------------------------------------------------------
 def table(page: int, html: str, x0: float = 100, x1: float = 900) -> dict[str, Any]:
     points = [[x0, 100], [x0, 500], [x1, 500], [x1, 100]]

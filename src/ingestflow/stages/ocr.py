@@ -231,7 +231,8 @@ def read_words(image: Any) -> list[Word]:
     array = _bgr(image)
     if array.size == 0 or min(array.shape[:2]) < 4:
         return []
-    out = get_engine()(array, return_word_box=True)
+    # every flag given: the engine keeps the last call's flags (`line_boxes` turns rec off)
+    out = get_engine()(array, use_det=True, use_cls=False, use_rec=True, return_word_box=True)
     words: list[Word] = []
     for line, text in zip(out.word_results or (), out.txts or (), strict=False):
         pieces = [(t, box) for t, _score, box in line if t and t.strip()]
@@ -253,8 +254,30 @@ def read_text(image: Any) -> str:
     array = _bgr(image)
     if array.size == 0 or min(array.shape[:2]) < 4:
         return ""
-    out = get_engine()(array)
+    out = get_engine()(array, use_det=True, use_cls=False, use_rec=True, return_word_box=False)
     return "\n".join(t for t in out.txts or () if t.strip())
+
+
+def line_boxes(image: Any) -> list[Word]:
+    """The boxes of the text lines PP-OCRv6's detector finds in `image` (text unread: about a
+    tenth of the cost of reading them), as words with no text."""
+    array = _bgr(image)
+    if array.size == 0 or min(array.shape[:2]) < 4:
+        return []
+    out = get_engine()(array, use_det=True, use_cls=False, use_rec=False)
+    boxes = getattr(out, "boxes", None)
+    if boxes is None:
+        return []
+    return [
+        Word(
+            "",
+            float(b[:, 0].min()),
+            float(b[:, 1].min()),
+            float(b[:, 0].max()),
+            float(b[:, 1].max()),
+        )
+        for b in boxes
+    ]
 
 
 # --- High Res hooks ------------------------------------------------------------------------------

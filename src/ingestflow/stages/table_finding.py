@@ -45,6 +45,11 @@ MIN_FILLED = 0.6  # share of the grid's cells that hold words
 MIN_MULTI_ROWS = 0.6  # share of rows with words in two cells or more
 MIN_WORDS_IN = 0.8  # share of the region's words that land in a cell
 MIN_GAPPED = 0.5  # share of its lines with a gap between cells (tables 1.0, prose 0.0: `gapped`)
+#: Before OCR reads a region's words (High Res without a text layer, PP-OCRv6 for table cells),
+#: its text lines are detected: below this share of lines made of two boxes or more (a table's
+#: cells), it is prose and its words are not read (`split_lines`: tables 1.0, prose 0.0;
+#: benchmarks/RESULTS.md, "High Res speed").
+MIN_SPLIT_LINES = 0.25
 #: A whole image is one table when the table's cells span this share of its content's width and
 #: height (the words' extent).
 MIN_COVER = 0.8
@@ -151,6 +156,15 @@ def gapped(words: list[Word]) -> float:
         return 0.0
     wide = sum(1 for line in lines if len(tables._phrases(line, height / 0.6)) >= 2)
     return wide / len(lines)
+
+
+def split_lines(boxes: list[Word]) -> float:
+    """Share of the text lines that hold two boxes or more (0.0 when there is no line): a table's
+    rows break into one box per cell, a line of prose is one box."""
+    from ingestflow.stages import tables
+
+    lines = tables._lines(boxes) if boxes else []
+    return sum(1 for line in lines if len(line) >= 2) / len(lines) if lines else 0.0
 
 
 def columned(words: list[Word]) -> bool:
@@ -345,13 +359,7 @@ def _read_box(
     if words is not None and not words:
         return None  # a figure with no text in the text layer: no table to read
 
-    def ocr() -> list[Word]:  # by the engine chosen for table cells (module `ocr`)
-        engine = getattr(call, "table_ocr_engine", ocr_engines.TESSERACT)
-        if engine == ocr_engines.TESSERACT:
-            return words_of.ocr_words(crop, call.language, max(1.0, 1600 / width))
-        return ocr_engines.read_words(bgr)
-
-    reading = read(bgr, words, ocr)
+    reading = read(bgr, words, lambda: ocr_words(crop, bgr, call, width))
     if reading is not None:
         reading.box = (
             reading.box[0] + box[0],
@@ -360,6 +368,18 @@ def _read_box(
             reading.box[3] + box[1],
         )
     return reading
+
+
+def ocr_words(crop: Any, bgr: Any, call: Any, width: int) -> list[Word]:
+    """A region's words by the engine chosen for table cells (module `ocr`); none when PP-OCRv6's
+    detector finds prose (`MIN_SPLIT_LINES`), which cannot be a table: reading it would cost
+    about ten times the detection."""
+    engine = getattr(call, "table_ocr_engine", ocr_engines.TESSERACT)
+    if engine == ocr_engines.TESSERACT:
+        return words_of.ocr_words(crop, call.language, max(1.0, 1600 / width))
+    if split_lines(ocr_engines.line_boxes(bgr)) < MIN_SPLIT_LINES:
+        return []
+    return ocr_engines.read_words(bgr)
 
 
 def _covers(reading: Reading, rgb: Any) -> bool:
