@@ -321,6 +321,30 @@ def borderless_pdf() -> bytes:
     return _pdf([("\n".join(ops) + "\n").encode()])
 
 
+def test_a_pages_words_are_read_once_and_a_new_file_of_that_name_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import os
+
+    import pypdfium2 as pdfium
+
+    from ingestflow.stages import page_words
+
+    opened: list[str] = []
+    document = pdfium.PdfDocument
+    monkeypatch.setattr(pdfium, "PdfDocument", lambda p: opened.append(p) or document(p))
+    path = tmp_path / "supplies.pdf"
+    path.write_bytes(borderless_pdf())
+    first = page_words.pdf_words(path, 0, 1700)
+    assert page_words.pdf_words(path, 0, 1700) == first  # table finding, then the builder
+    assert len(opened) == 1
+    assert {"Notebook", "30.00"} <= {w.text for w in first}
+    path.write_bytes(two_page_table_pdf())
+    os.utime(path, ns=(1, 1))  # another file by the same name (a reused temporary name)
+    assert "Notebook" not in {w.text for w in page_words.pdf_words(path, 0, 1700)}
+    assert len(opened) == 2
+
+
 def page_layout(path: Path, regions: list[tuple[str, tuple[float, ...]]]) -> tuple[Any, Any]:
     """The PDF's first page rendered as High Res renders it, and a page layout holding
     `regions` (layout class, box in points from the top left) as the layout model gives them."""

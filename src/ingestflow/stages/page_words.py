@@ -3,6 +3,8 @@ page number: shared by `hires` and `table_finding` (kept apart so neither import
 
 from __future__ import annotations
 
+import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +17,20 @@ def page_number(layout: Any, call: Any) -> int:
 
 
 def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
-    """The page's words from the text layer, in pixels of the rendered page image. Text set
+    """The page's words from the text layer, in pixels of the rendered page image (read once
+    per page: table finding and the table builder both ask, at ~0.1 s a page of text). Text set
     vertically (a column title turned a quarter, as in a narrow table column) comes as one word
     per line of it, in its reading order, not one word per letter."""
+    stat = os.stat(path)
+    return list(_pdf_words(str(path), (stat.st_mtime_ns, stat.st_size), page_index, image_width))
+
+
+@lru_cache(maxsize=4)
+def _pdf_words(
+    path: str, stamp: tuple[int, int], page_index: int, image_width: int
+) -> tuple[Word, ...]:
+    """`pdf_words` of the file as it is at `stamp` (its mtime and size: a new file of the same
+    name is read anew)."""
     import math
 
     import pypdfium2 as pdfium
@@ -86,7 +99,7 @@ def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
         flush()
         text.close()
         page.close()
-        return words
+        return tuple(words)
     finally:
         pdf.close()
 
