@@ -217,6 +217,9 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
             for i, n in enumerate(names)
             if n in TEXT_CLASSES and columned(_inside(runs, _box(elements, i, image)))
         ]
+    whole = call.is_image and "Table" not in names
+    if not candidates and not whole:
+        return []  # nothing to check: no page image conversions either
     page_words = (
         words_of.pdf_words(call.path, layout.number - 1, image.width)
         if text_layer and candidates
@@ -241,8 +244,7 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
                 records.append(_record("figure part", layout.number, crop, reading))
                 if reading is not None and plausible(reading):
                     inner.append((part, _text(reading.cells), reading.html, reading.score))
-    has_table = "Table" in names
-    if call.is_image and not has_table and not found:
+    if whole and not found:
         box = (0.0, 0.0, float(image.width), float(image.height))
         reading = _read_box(box, rgb, gray, None, call, image.width, pad=0)
         record = _record("whole image", layout.number, box, reading)
