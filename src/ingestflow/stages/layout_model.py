@@ -105,7 +105,8 @@ def _model_class() -> type:
         def predict(self, x: Any) -> Any:
             """Regions of one page image, top to bottom, with the library's label map."""
             super().predict(x)
-            image = np.asarray(x.convert("RGB"))[:, :, ::-1]  # the model reads BGR
+            rgb = x if x.mode == "RGB" else x.convert("RGB")  # convert copies even RGB
+            image = np.asarray(rgb)[:, :, ::-1]  # the model reads BGR
             found = self.model(image)
             boxes = np.asarray(found.boxes if found.boxes is not None else [], float)
             boxes = boxes.reshape(-1, 4)
