@@ -73,6 +73,23 @@ def test_prose_is_not_columned_nor_gapped_and_a_borderless_table_is():
     assert table_finding.gapped(table) == 1.0
 
 
+def test_a_text_layers_prose_never_reaches_the_table_model(monkeypatch: pytest.MonkeyPatch):
+    import numpy as np
+
+    from ingestflow.stages import table_model
+
+    def no_model() -> Any:
+        raise AssertionError("the table model was asked to read prose")
+
+    monkeypatch.setattr(table_model, "get_model", no_model)
+    prose = [
+        Word(w, 10 + 60 * i, 20 * line, 60 + 60 * i, 20 * line + 14)
+        for line in range(5)
+        for i, w in enumerate(["the", "table", "below", "was", "written", "in", "plain", "text"])
+    ]
+    assert table_finding.read(np.full((120, 500, 3), 255, np.uint8), prose) is None
+
+
 def test_a_grid_needs_two_rows_two_columns_and_words_in_its_cells():
     reading = table_finding.Reading(
         cells=[], html="", rows=5, cols=2, score=0.99, filled=1.0, multi_rows=1.0,

@@ -104,7 +104,13 @@ def plausible(reading: Reading) -> bool:
 
 def read(bgr: Any, words: list[Word] | None, ocr: Any = None) -> Reading | None:
     """The crop read as a table (None when the model finds no plausible grid before OCR);
-    `words` in crop pixels, or None to get them from `ocr(crop)` once the grid is plausible."""
+    `words` in crop pixels, or None to get them from `ocr(crop)` once the grid is plausible.
+    Words known beforehand (a text layer's) that `gapped` rejects are not shown to the model:
+    whatever grid it read, `plausible` would reject them."""
+    if words is not None:
+        words = [w for w in words if not is_rule_glyph(w.text)]
+        if gapped(words) < MIN_GAPPED:
+            return None  # prose, a figure's labels: ~0.2 CPU s of the model spared
     structure = table_model.get_model().structure(bgr)
     if not grid_plausible(structure.rows, structure.cols, structure.score):
         return None
