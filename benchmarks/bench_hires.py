@@ -171,7 +171,7 @@ def speed() -> list[dict]:
                 started = time.perf_counter()
                 subprocess.run(
                     [
-                        str(REPO / ".venv/bin/ingestflow"),
+                        str(Path(sys.executable).with_name("ingestflow")),  # this venv's
                         "run",
                         workflow,
                         "-i",
