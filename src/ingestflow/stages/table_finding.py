@@ -17,7 +17,8 @@ wherever they are"):
 
 The words come from the PDF's text layer where the page has one, from OCR of the region
 otherwise (after the model has read a plausible grid from the image alone, so a photo or a chart
-costs no OCR).
+costs no OCR, and, with PP-OCRv6, after its detector found lines broken into cells: prose is never
+read, `ocr_words`). Text-layer words with no gaps between cells never reach the model (`read`).
 """
 
 from __future__ import annotations
