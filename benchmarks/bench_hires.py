@@ -1,6 +1,6 @@
 """High Res and Auto on the third-party corpus: quality against published outputs, and speed.
 
-    .venv/bin/python benchmarks/bench_hires.py [--quality] [--speed]
+    .venv/bin/python benchmarks/bench_hires.py [--quality] [--speed] [--partition FILE ...]
 
 Quality (one process): tables found and cell-text recall against the library's published hi_res
 outputs with table structure; word recall of scans and photos against their published text; word
@@ -205,9 +205,21 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quality", action="store_true")
     parser.add_argument("--speed", action="store_true")
+    parser.add_argument(
+        "--partition",
+        nargs="+",
+        metavar="FILE",
+        help="only run High Res over these corpus files (docs/...), in this process, and print "
+        "nothing: for paired timing of the whole process",
+    )
     args = parser.parse_args()
     if not CORPUS.is_dir():
         sys.exit(f"the corpus is not at {CORPUS}")
+    if args.partition:
+        s = stage("hi_res")
+        for rel in args.partition:
+            partition(s, rel)
+        return
     result: dict = {}
     if args.quality or not args.speed:
         result["quality"] = quality()
