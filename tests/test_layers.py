@@ -104,17 +104,6 @@ def test_arrows_run_one_way_and_front_ends_call_only_the_service() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-# Cycles known when the check began counting imports inside functions; each is a lazy import
-# that closes a loop. Being untangled by the service's restructuring (issue 23): remove an entry
-# when its cycle is gone (the test fails on a stale entry, so the list only shrinks).
-KNOWN_CYCLES = {
-    # retention prunes through Service (core), which reaches retention through Jobs.prune
-    frozenset(
-        {"ingestflow.service.core", "ingestflow.service.jobs", "ingestflow.service.retention"}
-    ),
-}
-
-
 def _graph() -> nx.DiGraph:
     """Module -> module, for every import (at the top or inside a function)."""
     modules = {_module(p) for p in _files()}
@@ -129,11 +118,10 @@ def _graph() -> nx.DiGraph:
 
 
 def test_no_import_cycle() -> None:
+    """No import cycle between modules, imports inside functions counted (a package importing
+    its own submodules through its `__init__` aside)."""
     cycles = [c for c in nx.simple_cycles(_graph()) if not _through_own_package(c)]
-    new = [c for c in cycles if frozenset(c) not in KNOWN_CYCLES]
-    assert not new, new
-    stale = KNOWN_CYCLES - {frozenset(c) for c in cycles}
-    assert not stale, f"cycles gone: take them out of KNOWN_CYCLES: {stale}"
+    assert not cycles, cycles
 
 
 def test_the_checks_see_imports_inside_functions() -> None:

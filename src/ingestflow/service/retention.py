@@ -197,11 +197,12 @@ class Retention:
 
     def prune_once(self) -> None:
         """One prune; a failure is logged and the next round tries again."""
-        from ingestflow.service.core import Service
-
         try:
-            with Service(self.workspace, check=False) as service:
-                answer = prune_jobs(service.ws, older_than_days=self.days)
+            ws = Workspace(self.workspace, create=True, check=False)  # checked when served
+            try:
+                answer = prune_jobs(ws, older_than_days=self.days)
+            finally:
+                ws.close()
         except Exception as exc:  # keep serving: one bad round must not stop the server
             log.error("retention: %s", one_line(exc))
             return
