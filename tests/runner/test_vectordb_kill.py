@@ -4,6 +4,7 @@ a re-run leaves every record with exactly its new rows (none old, none twice).""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +83,7 @@ def setup(tmp: Path) -> tuple[Path, Path, Path]:
 
 
 def _rows(db: Path) -> list[tuple[str, str]]:
+    from milvus_lite.server_manager import server_manager_instance
     from pymilvus import MilvusClient
 
     client = MilvusClient(str(db))
@@ -90,6 +92,9 @@ def _rows(db: Path) -> list[tuple[str, str]]:
         rows = client.query("elements", filter="", output_fields=["record_id", "text"], limit=1000)
     finally:
         client.close()
+        # Milvus Lite keeps a server per path in this process until it exits: the next case
+        # puts a fresh copy at the same path, which a kept server would not see.
+        server_manager_instance.release_server(str(db))
     return sorted((r["record_id"], r["text"]) for r in rows)
 
 
@@ -116,16 +121,37 @@ def expected(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
     return _rows(fresh / "milvus.db")
 
 
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str]]:
+    """The state every case starts from, made once: the two documents' first run into a fresh
+    collection, its folder (collection, workspace, files) kept as a pristine copy. A case puts
+    the copy back at the same path, since the workspace and the connector hold absolute paths."""
+    base = tmp_path_factory.mktemp("kill")
+    work = base / "work"
+    work.mkdir()
+    docs, conn, wf = setup(work)
+    args = ["run", str(wf), "-i", str(docs), "--destination", str(conn)]
+    args += ["--workspace", str(work / "ws"), "--workers", "1", "--json"]
+    first = subprocess.run([*EXE, *args], capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    pristine = base / "pristine"
+    shutil.copytree(work, pristine, symlinks=True)
+    return work, pristine, args
+
+
 @pytest.mark.parametrize(("method", "when", "nth"), STEPS, ids=lambda v: str(v))
 def test_killed_between_steps_then_rerun(
-    tmp_path: Path, method: str, when: str, nth: int, expected: list[tuple[str, str]]
+    first_run: tuple[Path, Path, list[str]],
+    method: str,
+    when: str,
+    nth: int,
+    expected: list[tuple[str, str]],
 ) -> None:
-    docs, conn, wf = setup(tmp_path)
-    args = ["run", str(wf), "-i", str(docs), "--destination", str(conn)]
-    args += ["--workspace", str(tmp_path / "ws"), "--workers", "1", "--json"]
+    work, pristine, args = first_run
+    shutil.rmtree(work)
+    shutil.copytree(pristine, work, symlinks=True)
+    docs = work / "docs"
     exe = EXE
-    first = subprocess.run([*exe, *args], capture_output=True, text=True, timeout=300)
-    assert first.returncode == 0, first.stderr
     _new_version(docs)
     killed = subprocess.run(
         [sys.executable, "-c", KILLER, method, when, str(nth), *args],
@@ -139,7 +165,7 @@ def test_killed_between_steps_then_rerun(
     record = json.loads(rerun.stdout)
     statuses = {f["filename"]: f["status"] for f in record["files"]}
     assert set(statuses) == {"finance.txt", "garden.md"}
-    got = _rows(tmp_path / "milvus.db")
+    got = _rows(work / "milvus.db")
     record_ids = {r for r, _ in got}
     assert len(record_ids) == 2
     assert sorted(t for _, t in got) == sorted(t for _, t in expected)  # new rows, each once
