@@ -403,7 +403,10 @@ def test_a_long_retry_after_fails_at_once_instead_of_waiting(server: FakeModelSe
     started = time.perf_counter()
     with pytest.raises(StageError, match="HTTP 503"):
         stage("provider_c_table2html", env(server)).process(doc(element("Table", "a")))
-    assert time.perf_counter() - started < 5 and len(server.requests) == 1
+    # one request, no retry; and no wait: honouring it would take MAX_RETRY_AFTER (its cap) at
+    # least, which no loaded machine needs for one refused request
+    assert len(server.requests) == 1
+    assert time.perf_counter() - started < client_module.MAX_RETRY_AFTER
 
 
 def test_after_one_element_fails_the_others_are_not_requested(server: FakeModelServer):
