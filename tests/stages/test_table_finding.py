@@ -19,7 +19,7 @@ import pytest
 from ingestflow.elements import Document
 from ingestflow.quality import table_rows
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import table_finding, table_merge
+from ingestflow.stages import table_finding, table_merge, table_promotion
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage
 from ingestflow.stages.tables import Word
@@ -422,5 +422,5 @@ def test_a_table_region_without_text_takes_its_cells_text():
         text_as_html=np.array([html_of([HEAD, ["a", "1", "2"]]), None], dtype=object),
     )
     layout = SimpleNamespace(elements_array=elements, number=1)
-    table_finding.fill_texts(layout)
+    table_promotion.fill_texts(layout)
     assert list(layout.elements_array.texts) == ["Item Quantity Total a 1 2", "a caption"]

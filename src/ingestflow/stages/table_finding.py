@@ -31,7 +31,7 @@ from typing import Any
 
 from ingestflow.stages import ocr as ocr_engines
 from ingestflow.stages import page_words as words_of
-from ingestflow.stages import table_blocks, table_model, table_rules
+from ingestflow.stages import table_blocks, table_model, table_promotion, table_rules
 from ingestflow.stages.tables import Cell, Word, is_rule_glyph, render_html
 
 _LOG = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
     text_layer = has_text and not call.is_image
     candidates = [i for i, n in enumerate(names) if n in FIGURE_CLASSES]
     if text_layer and any(n in TEXT_CLASSES for n in names):
-        runs = _runs(call.path, layout.number - 1, image.width)
+        runs = words_of.pdf_runs(call.path, layout.number - 1, image.width)
         candidates += [
             i
             for i, n in enumerate(names)
@@ -250,20 +250,27 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
                 reading = _read_box(crop, rgb, gray, page_words, call, image.width)
                 records.append(_record("figure part", layout.number, crop, reading))
                 if reading is not None and plausible(reading):
-                    inner.append((part, _text(reading.cells), reading.html, reading.score))
+                    inner.append(
+                        (
+                            part,
+                            table_promotion.table_text(reading.cells),
+                            reading.html,
+                            reading.score,
+                        )
+                    )
     if whole and not found:
         box = (0.0, 0.0, float(image.width), float(image.height))
         reading = _read_box(box, rgb, gray, None, call, image.width, pad=0)
         record = _record("whole image", layout.number, box, reading)
         records.append(record)
         if reading is not None and plausible(reading) and _covers(reading, rgb):
-            _replace_all(layout, reading)
+            table_promotion.replace_all(layout, reading)
             _ocr_region(layout, call, box)
             return records
     if found:
-        _promote(layout, found)
+        table_promotion.promote(layout, found)
     if inner:
-        _ensure_html(layout.elements_array)
+        table_promotion.ensure_html(layout.elements_array)
         table_blocks.append(layout, inner)
     return records
 
@@ -274,59 +281,6 @@ def _ocr_region(layout: Any, call: Any, box: tuple[float, float, float, float]) 
     if regions is not None:
         page = words_of.page_number(layout, call)
         regions.append((page, box, getattr(call, "table_ocr_engine", ocr_engines.TESSERACT)))
-
-
-def _runs(path: Any, page_index: int, image_width: int) -> list[Word]:
-    """The boxes of the page's text runs (pdfium's text rectangles: a line of prose, or a
-    table's cell), in pixels of the rendered page — a cheap stand-in for words, for `columned`
-    (a text page's words cost ten times as much to read)."""
-    import pypdfium2 as pdfium
-
-    pdf = pdfium.PdfDocument(str(path))
-    try:
-        page = pdf[page_index]
-        width, height = page.get_size()
-        scale = image_width / width
-        text = page.get_textpage()
-        runs = []
-        for i in range(text.count_rects()):
-            left, bottom, right, top = text.get_rect(i)
-            runs.append(
-                Word(
-                    "run",
-                    left * scale,
-                    (height - top) * scale,
-                    right * scale,
-                    (height - bottom) * scale,
-                )
-            )
-        text.close()
-        page.close()
-        return runs
-    finally:
-        pdf.close()
-
-
-def fill_texts(layout: Any) -> None:
-    """Table regions with HTML but no text (OCR of the whole page read nothing there, while OCR
-    of the enlarged crop read the cells) take their cells' text: the library drops an element
-    without text, and with it the table."""
-    from ingestflow.quality import table_rows
-
-    elements = layout.elements_array
-    names = elements.element_class_id_map
-    if len(elements.text_as_html) != len(elements.element_class_ids):
-        return
-    _ensure_html(elements)
-    for index, class_id in enumerate(elements.element_class_ids):
-        markup = elements.text_as_html[index]
-        text = elements.texts[index]
-        if (
-            names.get(int(class_id)) == "Table"
-            and isinstance(markup, str)
-            and not (isinstance(text, str) and text.strip())
-        ):
-            elements.texts[index] = " ".join(c for row in table_rows(markup) for c in row if c)
 
 
 def _box(elements: Any, index: int, image: Any) -> tuple[float, float, float, float]:
@@ -418,83 +372,3 @@ def _record(
     }
     _LOG.debug("table check: %s", record)
     return record
-
-
-def _table_id(elements: Any) -> int:
-    """The class id of Table in the page's class map (added when the map has none)."""
-    class_map = elements.element_class_id_map
-    for key, name in class_map.items():
-        if name == "Table":
-            return int(key)
-    key = max((int(k) for k in class_map), default=-1) + 1
-    class_map[key] = "Table"
-    return key
-
-
-def _text(cells: list[Cell]) -> str:
-    """A table's text: its cells row by row."""
-    return " ".join(c.text for c in sorted(cells, key=lambda c: (c.row, c.col)) if c.text)
-
-
-def _promote(layout: Any, found: list[tuple[int, Reading]]) -> None:
-    """Regions that read as tables become Table regions with their HTML and text; regions
-    that lie inside one of them (its parts read as text) are dropped."""
-    import numpy as np
-
-    elements = layout.elements_array
-    _ensure_html(elements)
-    table = _table_id(elements)
-    drop: set[int] = set()
-    promoted = {i for i, _ in found}
-    for index, reading in found:
-        elements.element_class_ids[index] = table
-        elements.text_as_html[index] = reading.html or None
-        elements.texts[index] = _text(reading.cells)
-        box = elements.element_coords[index]
-        for other in range(len(elements.element_class_ids)):
-            inside = _inside_share(elements.element_coords[other], box)
-            if other not in promoted and inside >= 0.8:
-                drop.add(other)
-    if drop:
-        keep = np.array([i for i in range(len(elements.element_class_ids)) if i not in drop])
-        layout.elements_array = elements.slice(keep)
-
-
-def _replace_all(layout: Any, reading: Reading) -> None:
-    """The page's regions replaced by one Table region over the whole image."""
-    import numpy as np
-    from unstructured_inference.constants import Source
-    from unstructured_inference.inference.layoutelement import LayoutElements
-
-    elements = layout.elements_array
-    class_map = dict(elements.element_class_id_map)
-    probe = LayoutElements(element_coords=np.zeros((0, 4)), element_class_id_map=class_map)
-    table = _table_id(probe)
-    layout.elements_array = LayoutElements(
-        element_coords=np.array([list(reading.box)], dtype=float),
-        texts=np.array([_text(reading.cells)], dtype=object),
-        element_probs=np.array([reading.score]),
-        element_class_ids=np.array([table]),
-        element_class_id_map=probe.element_class_id_map,
-        sources=np.array([Source.YOLOX]),
-        text_as_html=np.array([reading.html or None], dtype=object),
-    )
-
-
-def _ensure_html(elements: Any) -> None:
-    """`text_as_html` as an object array with one slot per region."""
-    import numpy as np
-
-    if len(elements.text_as_html) != len(elements.element_class_ids):
-        elements.text_as_html = np.array([None] * len(elements.element_class_ids), dtype=object)
-    else:
-        elements.text_as_html = elements.text_as_html.astype(object)
-    elements.texts = np.asarray(elements.texts).astype(object)
-
-
-def _inside_share(inner: Any, outer: Any) -> float:
-    """Share of box `inner` inside box `outer`."""
-    width = min(inner[2], outer[2]) - max(inner[0], outer[0])
-    height = min(inner[3], outer[3]) - max(inner[1], outer[1])
-    area = max((inner[2] - inner[0]) * (inner[3] - inner[1]), 1e-6)
-    return max(0.0, width) * max(0.0, height) / area

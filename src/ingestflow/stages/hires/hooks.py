@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages import layout_model, ocr, orientation, table_finding, table_model
+from ingestflow.stages import (
+    layout_model,
+    ocr,
+    orientation,
+    table_finding,
+    table_model,
+    table_promotion,
+)
 from ingestflow.stages import unstructured_patches as patches
 from ingestflow.stages.hires.call import Call
 from ingestflow.stages.hires.environment import tesseract_codes
@@ -62,7 +69,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
             if call.tables:
                 table_finding.find(result, image, call, has_text)  # tables called something else
                 add_tables(result, image, call, has_text)
-                table_finding.fill_texts(result)  # a table OCR of the page could not read
+                table_promotion.fill_texts(result)  # a table OCR of the page could not read
             return result
 
         return supplement
