@@ -12,10 +12,11 @@ from urllib.parse import urlsplit
 
 from ingestflow.spec import registry
 from ingestflow.spec.models import MASK, SECRET_FIELDS, WorkflowCreate
+from ingestflow.spec.parsed_node import ParsedNode, RuleContext
 from ingestflow.spec.parsing import parse_model, shape_problems
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_url_credentials, url_credentials
-from ingestflow.spec.rules import RULES, ParsedNode, RuleContext, warnings
+from ingestflow.spec.rules import RULES, warnings
 
 
 @dataclass

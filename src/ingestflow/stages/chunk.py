@@ -45,7 +45,7 @@ from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, WorkflowInvalid
 from ingestflow.providers import config
 from ingestflow.providers.config import Endpoint
-from ingestflow.spec.rules import chunk_size_problems
+from ingestflow.spec.node_rules import chunk_size_problems
 from ingestflow.spec.settings import (
     ChunkBySimilaritySettings,
     ChunkByTitleSettings,
