@@ -15,7 +15,7 @@ import pytest
 
 from ingestflow.store import Workspace
 from ingestflow.store.db import MIGRATIONS
-from ingestflow.store.jobs import NodeStats
+from ingestflow.store.job_rows import NodeStats
 
 EXE = [sys.executable, "-c", "from ingestflow.cli import main; main()"]
 PAGE = 4096

@@ -87,7 +87,7 @@ def test_progress_says_what_loads_and_moves_on_to_each_step(tmp_path: Path) -> N
         PagesPartitioned,
         Tally,
     )
-    from ingestflow.store.jobs import FileResult
+    from ingestflow.store.job_rows import FileResult
 
     display = Display(quiet=False, terminal=True)
     display(JobPrepared(total=2))

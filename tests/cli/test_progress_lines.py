@@ -137,7 +137,7 @@ def test_progress_lines_wait_their_interval_but_not_a_change_of_step() -> None:
         StopRequested,
         Tally,
     )
-    from ingestflow.store.jobs import FileResult
+    from ingestflow.store.job_rows import FileResult
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err):

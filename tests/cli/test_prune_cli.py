@@ -15,7 +15,7 @@ import pytest
 
 from ingestflow.errors import WorkflowInvalid
 from ingestflow.service import Service
-from ingestflow.store.jobs import NodeStats
+from ingestflow.store.job_rows import NodeStats
 from tests.runner.test_reuse import cli, run, sample, workflow
 from tests.server.conftest import API, running_server
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from ingestflow.cli import app
 from ingestflow.store import Workspace
-from ingestflow.store.jobs import NodeStats
+from ingestflow.store.job_rows import NodeStats
 from tests.fakes.confluence import FakeConfluence
 from tests.runner import test_wiki_run as wiki_run
 from tests.runner.test_crash import EXE, _workflow

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ingestflow.service import Service
-from ingestflow.store.jobs import NodeStats
+from ingestflow.store.job_rows import NodeStats
 from tests.server.conftest import API, Servers
 
 STORED = 124  # more than one default page of 100

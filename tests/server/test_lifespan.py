@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from ingestflow.service import Service, Upload
-from ingestflow.store.jobs import NodeStats, process_owner
+from ingestflow.store.job_rows import NodeStats
+from ingestflow.store.owners import process_owner
 from tests.server.conftest import API, DOC_A, Servers, local_workflow
 
 

@@ -211,7 +211,7 @@ def test_chunks_show_their_elements_and_two_jobs_compare(tab: Any, jobs: dict[st
 def test_a_running_job_shows_its_progress_live(browser: Any, tmp_path: Path) -> None:
     """The jobs page follows a job's record while it runs (written here as the runner writes
     it), then shows how it ended."""
-    from ingestflow.store.jobs import NodeStats
+    from ingestflow.store.job_rows import NodeStats
     from tests.server.conftest import NODES
 
     with running_server(tmp_path / "ws", background=False) as served:  # the job waits

@@ -20,7 +20,7 @@ from ingestflow.store.claims import (
     settle_firing,
     take_job,
 )
-from ingestflow.store.jobs import process_owner
+from ingestflow.store.owners import process_owner
 
 STATS = [NodeStats("n", "Partitioner", "partition", "unstructured_api")]
 TICK = "2030-01-01T12:15:00+00:00"

@@ -11,7 +11,8 @@ from typing import Any
 
 from ingestflow.store import Workspace
 from ingestflow.store.db import MIGRATIONS
-from ingestflow.store.jobs import INTERRUPTED, NodeStats, process_owner
+from ingestflow.store.job_rows import INTERRUPTED, NodeStats
+from ingestflow.store.owners import process_owner
 
 # the schema of workspaces made before migrations existed (ingestflow 0.1, session 3)
 OLD_SCHEMA = """

@@ -13,7 +13,7 @@ from ingestflow.elements import Document
 from ingestflow.runner import events
 from ingestflow.runner.job import Job
 from ingestflow.runner.tasks import Batch
-from ingestflow.store.jobs import FileResult
+from ingestflow.store.job_rows import FileResult
 
 if TYPE_CHECKING:
     from ingestflow.runner.deletions import Deletions

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ingestflow.store.jobs import FileResult, NodeStats
+from ingestflow.store.job_rows import FileResult, NodeStats
 
 
 @dataclass(frozen=True)

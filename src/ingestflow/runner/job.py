@@ -14,7 +14,8 @@ from ingestflow.runner import events, resume, telemetry, worker
 from ingestflow.runner.enrichment import EnrichmentTally
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Stage
-from ingestflow.store.jobs import FileResult, NodeStats, Workspace
+from ingestflow.store.job_rows import FileResult, NodeStats
+from ingestflow.store.jobs import Workspace
 
 if TYPE_CHECKING:
     from ingestflow.runner.options import RunOptions
@@ -59,7 +60,7 @@ class Job:
                 self.opts.workflow_id, self.plan.workflow.name, self.opts.job_type, self.stats, info
             )
             return 0.0
-        from ingestflow.store.jobs import process_owner
+        from ingestflow.store.owners import process_owner
 
         self.job_id = self.opts.job_id
         self.ws.set_owner(self.job_id, process_owner())

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingestflow.elements import Document
-from ingestflow.store.jobs import NodeStats
+from ingestflow.store.job_rows import NodeStats
 
 #: Results that mean "written" (or found unchanged) by the job: not done again on resume.
 DONE = ("SUCCESS", "SKIPPED")

@@ -43,7 +43,8 @@ def stopped_early(workspace: Path, job_id: str) -> None:
     """Mark the job STOPPED when it is still this process's and unfinished (cancelled before
     the run could stop itself)."""
     from ingestflow.store import open_workspace
-    from ingestflow.store.jobs import ACTIVE_STATUSES, process_owner
+    from ingestflow.store.job_rows import ACTIVE_STATUSES
+    from ingestflow.store.owners import process_owner
 
     with open_workspace(workspace) as ws:
         row = ws.job_row(job_id)

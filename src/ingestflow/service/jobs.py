@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.spec.problems import Problem
 from ingestflow.store import Workspace
-from ingestflow.store.jobs import ACTIVE_STATUSES, JOB_STATUSES, owner_alive
+from ingestflow.store.job_rows import ACTIVE_STATUSES, JOB_STATUSES
+from ingestflow.store.owners import owner_alive
 
 if TYPE_CHECKING:
     from ingestflow.service.page_view import FileView

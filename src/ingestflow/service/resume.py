@@ -24,7 +24,8 @@ from ingestflow.errors import Conflict, WorkflowInvalid
 from ingestflow.service.requests import ExecutionOptions, RunRequest
 from ingestflow.service.sweep import sweep
 from ingestflow.spec.record import mask_secrets
-from ingestflow.store.jobs import ACTIVE_STATUSES, process_owner
+from ingestflow.store.job_rows import ACTIVE_STATUSES
+from ingestflow.store.owners import process_owner
 
 RESUMABLE = ("STOPPED", "FAILED")
 #: What a foreground run keeps with its job (besides its output folder and trace flag).

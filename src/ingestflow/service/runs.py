@@ -189,7 +189,7 @@ class Runs:
         """Run a SCHEDULED background job in this process (the job process calls this)."""
         from ingestflow.errors import one_line as reason
         from ingestflow.store.claims import take_job
-        from ingestflow.store.jobs import process_owner
+        from ingestflow.store.owners import process_owner
 
         row = self.ws.job_row(job_id)
         if not take_job(self.ws.db, row["id"], process_owner()):

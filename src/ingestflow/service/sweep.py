@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.store import Workspace
-from ingestflow.store.jobs import INTERRUPTED
+from ingestflow.store.job_rows import INTERRUPTED
 
 UPLOADS_GONE = (
     "interrupted before it started, and its uploaded files are no longer in the workspace: "

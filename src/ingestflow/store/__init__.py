@@ -4,6 +4,7 @@ It sits below the runner and the service: it knows records and rows, not rules.
 """
 
 from ingestflow.store.db import connect_db, now
-from ingestflow.store.jobs import FileResult, NodeStats, Workspace, open_workspace
+from ingestflow.store.job_rows import FileResult, NodeStats
+from ingestflow.store.jobs import Workspace, open_workspace
 
 __all__ = ["FileResult", "NodeStats", "Workspace", "connect_db", "now", "open_workspace"]

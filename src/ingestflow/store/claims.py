@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ingestflow.store.jobs import process_owner
+from ingestflow.store.owners import process_owner
 
 # a firing claimed but never settled (its server died between the two) stops blocking the
 # workflow's next firings after this long

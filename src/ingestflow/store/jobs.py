@@ -4,7 +4,8 @@ Layout of a workspace (`./.ingestflow` by default):
   ingestflow.db          jobs, job_files, file_state (reprocess_all: false), job_deletions,
                          connectors, workflows, api_keys, connection_checks, schedule_firings
                          (see db.py for the migrations, claims.py for the writes several
-                         processes share, sync.py for incremental runs' deletions)
+                         processes share, sync.py for incremental runs' deletions, job_rows.py
+                         for what a job's row holds, owners.py for whose process runs it)
   jobs/<job id>/nodes/<node id>/<file id>.json   each node's output per file (traced runs)
   jobs/<job id>/output/  the output of a job run through the API (local destination)
   uploads/<job id>/      files uploaded to a job through the API
@@ -17,102 +18,22 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import NotFound
 from ingestflow.store.db import by_prefix, connect_db, now
+from ingestflow.store.job_rows import (
+    ACTIVE_STATUSES,
+    INTERRUPTED,
+    FileResult,
+    NodeStats,
+    iso_duration,
+    node_entry,
+)
+from ingestflow.store.owners import owner_alive, process_owner
 from ingestflow.store.resources import CheckRows, ConnectorRows, KeyRows, WorkflowRows
 from ingestflow.store.sync import removals
-
-JOB_STATUSES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "STOPPED", "FAILED")
-ACTIVE_STATUSES = ("SCHEDULED", "IN_PROGRESS")
-INTERRUPTED = "interrupted: the process running this job ended before it finished"
-
-
-def process_owner(pid: int | None = None) -> str:
-    """This (or `pid`'s) process as a job owner: pid and start time, so a reused pid is no match."""
-    import psutil
-
-    process = psutil.Process(pid)
-    return f"{process.pid}:{process.create_time():.3f}"
-
-
-def owner_alive(owner: str | None) -> bool:
-    """True when the process that owns a job still runs."""
-    if not owner:
-        return False
-    import psutil
-
-    pid, _, started = owner.partition(":")
-    try:
-        return process_owner(int(pid)) == f"{pid}:{started}"
-    except (ValueError, psutil.Error):
-        return False
-
-
-def iso_duration(seconds: float) -> str:
-    """Seconds as an ISO 8601 duration (`PT12.345S`)."""
-    return f"PT{seconds:.3f}S"
-
-
-@dataclass
-class NodeStats:
-    """Per-node document counts of a job."""
-
-    node_id: str
-    node_name: str
-    node_type: str
-    node_subtype: str
-    ready: int = 0
-    in_progress: int = 0
-    success: int = 0
-    failure: int = 0
-    # Pages per partition strategy (Auto): {"fast": n, "hi_res": n}
-    pages_by_strategy: dict[str, int] = field(default_factory=dict)
-    elements_in: int = 0  # elements the node received, over all documents
-    elements_out: int = 0  # elements it handed on
-    seconds: float = 0.0  # time it spent, over all documents (in worker processes)
-    reused: int = 0  # documents whose output of this node came from the cache or a job
-    pages: int = 0  # a partitioner's pages so far (a long document's ranges as they end)
-    enriched: int = 0  # an enrichment node's elements acted on so far
-
-    def as_dict(self) -> dict[str, Any]:
-        """JobDetails' node_stats entry."""
-        return dict(self.__dict__)
-
-
-@dataclass
-class FileResult:
-    """The outcome of one document in a job."""
-
-    file_id: str
-    filename: str
-    status: str  # SUCCESS | FAILED | SKIPPED
-    error: str | None = None
-    elements: int = 0
-    output: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    version: str | None = None  # the content hash the job saw
-
-
-_COUNTS = ("node_name", "node_type", "node_subtype", "ready", "in_progress", "success", "failure")
-_FIGURES = ("node_id", "elements_in", "elements_out", "seconds", "reused")
-
-
-def _node_entry(node: dict[str, Any]) -> dict[str, Any]:
-    """JobDetails' node entry (the four counts), and what a job measured of the node."""
-    entry = {k: node[k] for k in _COUNTS}
-    entry |= {k: node[k] for k in _FIGURES if k in node}
-    if "seconds" in entry:
-        entry["seconds"] = round(float(entry["seconds"]), 3)
-    for live in ("pages", "enriched"):  # only where the node has them
-        if node.get(live):
-            entry[live] = node[live]
-    if node.get("pages_by_strategy"):
-        entry["pages_by_strategy"] = node["pages_by_strategy"]
-    return entry
 
 
 @contextmanager
@@ -367,7 +288,7 @@ class Workspace:
             "output_node_files": outputs,
             "processing_status": row["processing_status"],
             "finished_at": row["finished_at"],
-            "node_stats": [_node_entry(n) for n in nodes],
+            "node_stats": [node_entry(n) for n in nodes],
             "failed_files": [
                 {"document": f.filename, "error": f.error} for f in files if f.status == "FAILED"
             ],
