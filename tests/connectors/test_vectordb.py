@@ -15,6 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from ingestflow.connectors import vectordb_destination as vectordb
+from ingestflow.connectors import vectordb_queries
 from ingestflow.connectors.check import check_connector
 from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.connectors.vectordb_destination import (
@@ -126,7 +127,7 @@ def destination(db: str, collection: str, **options: Any) -> VectorDBDestination
 
 
 def stored(client: Any, collection: str, record_id: str) -> dict[str, dict[str, Any]]:
-    expr = f"record_id == {vectordb._literal(record_id)}"
+    expr = f"record_id == {vectordb_queries.literal(record_id)}"
     rows = client.query(collection, filter=expr, output_fields=["*"])
     return {row["element_id"]: row for row in rows}
 
@@ -390,7 +391,7 @@ def test_rows_of_an_earlier_run_are_found_by_a_new_destination(
 def test_record_larger_than_one_query_window(
     db: str, client: Any, recommended: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vectordb, "QUERY_WINDOW", 3)
+    monkeypatch.setattr(vectordb_queries, "QUERY_WINDOW", 3)
     dest = destination(db, recommended, row_index=False)
     dest.write(document("r-window", [element(f"win-{i}") for i in range(7)]))
     dest.write(document("r-window", [element("win-0")]))
@@ -570,7 +571,7 @@ def test_schema_without_fields_and_filter_literals() -> None:
         "the collection has no schema (no fields); it needs at least the minimal one"
     ]
     assert check_schema(server_schema(), 2, {}) == []
-    assert vectordb._literal('a"b\\c\n') == '"a\\"b\\\\c\\n"'
+    assert vectordb_queries.literal('a"b\\c\n') == '"a\\"b\\\\c\\n"'
     assert vectordb.is_lite("./milvus.db") and not vectordb.is_lite("HTTPS://host:19530")
 
 

@@ -6,7 +6,7 @@ schema once (SPEC.md's minimal fields, the embedder's dimension, the metadata fi
 `write()` builds every row and checks every size before touching the collection (see
 `vectordb_rows`), so most bad documents fail with nothing changed. Reaching Milvus is
 `milvus_client`; creating, searching and checking collections is `vectordb_admin` (its names
-are importable from here too).
+are importable from here too); the lookups' queries are `vectordb_queries`.
 
 One document, one unit. Milvus has no transactions, and the two back ends differ: Milvus Lite
 replaces a row whose primary key exists (and its `upsert` merges old dynamic fields in), a server
@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingestflow.batching import bounded_batches
+from ingestflow.connectors import vectordb_queries as queries
 from ingestflow.connectors.base import Destination
 from ingestflow.connectors.milvus_client import (
     SERVER_SCHEMES,
@@ -75,10 +76,8 @@ if TYPE_CHECKING:
 __all__ = [
     "COLLECTION_NAME",
     "DEFAULT_BATCH_SIZE",
-    "LOOKUP_CHUNK",
     "MAX_BATCH_CHARS",
     "MINIMAL_FIELDS",
-    "QUERY_WINDOW",
     "RECOMMENDED_FIELDS",
     "SCHEMAS",
     "SERVER_SCHEMES",
@@ -98,25 +97,6 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 1000
 MAX_BATCH_CHARS = 32 * 1024 * 1024  # keeps one insert well under a server's message size limit
-LOOKUP_CHUNK = 1000  # ids in one `element_id in [...]` expression
-QUERY_WINDOW = 16_384  # the most rows a Milvus server returns for one query (offset + limit)
-_STRONG = {"consistency_level": "Strong"}
-
-
-def _literal(text: str) -> str:
-    """A string literal for a filter expression (Milvus and Milvus Lite escapes)."""
-    for raw, escaped in (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
-        text = text.replace(raw, escaped)
-    return f'"{text}"'
-
-
-def _ids_filter(ids: Sequence[str]) -> str:
-    return f"element_id in [{', '.join(_literal(i) for i in ids)}]"
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 class VectorDBDestination(Destination):
@@ -249,7 +229,7 @@ class VectorDBDestination(Destination):
                 self._insert(batch)
             for batch in self._batches(again):
                 self._replace(batch)
-            for chunk in _chunks(stale, LOOKUP_CHUNK):
+            for chunk in queries.chunks(stale, queries.LOOKUP_CHUNK):
                 self._delete(chunk)
         except Exception as exc:
             self._by_record = None  # rebuilt from the collection on the next write
@@ -269,7 +249,9 @@ class VectorDBDestination(Destination):
         label = f"vectordb: record {record_id} ({filename or 'name not recorded'})"
         try:
             with self.milvus.rpc(f"{label}: removing its rows", DocumentError):
-                for chunk in _chunks(sorted(self._stored_ids(record_id)), LOOKUP_CHUNK):
+                for chunk in queries.chunks(
+                    sorted(self._stored_ids(record_id)), queries.LOOKUP_CHUNK
+                ):
                     self._delete(chunk)
         except DocumentError:
             self._by_record = None  # some rows may be gone: read again on the next write
@@ -284,7 +266,7 @@ class VectorDBDestination(Destination):
         """Remove the new-id rows and write the overwritten ones back; the message to raise."""
         reason = self.milvus.explain(exc)
         try:
-            for chunk in _chunks(attempted, LOOKUP_CHUNK):
+            for chunk in queries.chunks(attempted, queries.LOOKUP_CHUNK):
                 self._delete(chunk)
             for start in range(0, len(snapshot), self.batch_size):
                 self._replace(snapshot[start : start + self.batch_size])
@@ -314,7 +296,7 @@ class VectorDBDestination(Destination):
 
     def _delete(self, ids: Sequence[str]) -> None:
         assert self._client is not None
-        self._client.delete(self.collection, filter=_ids_filter(ids))
+        self._client.delete(self.collection, filter=queries.ids_filter(ids))
 
     # --- lookups -------------------------------------------------------------------------
 
@@ -331,28 +313,9 @@ class VectorDBDestination(Destination):
         return self._by_record
 
     def _scan(self, fields: list[str], expr: str = "") -> Iterable[dict[str, Any]]:
-        """Every row matching `expr`: one query on Lite, pages of a query iterator on a server."""
+        """Every row matching `expr` (`vectordb_queries.scan`)."""
         assert self._client is not None
-        if self.milvus.lite and not expr:
-            return self._client.query(self.collection, filter="", output_fields=fields)
-        if expr:
-            first = self._client.query(
-                self.collection, filter=expr, output_fields=fields, limit=QUERY_WINDOW, **_STRONG
-            )
-            if len(first) < QUERY_WINDOW:
-                return first
-        return self._iterate(fields, expr)
-
-    def _iterate(self, fields: list[str], expr: str) -> Iterator[dict[str, Any]]:
-        assert self._client is not None
-        pages = self._client.query_iterator(
-            self.collection, batch_size=4096, filter=expr, output_fields=fields, **_STRONG
-        )
-        try:
-            while page := pages.next():
-                yield from page
-        finally:
-            pages.close()
+        return queries.scan(self._client, self.collection, fields, expr, self.milvus.lite)
 
     def _owners(self, ids: list[str]) -> dict[str, str]:
         """element id -> record id, for the ids that are stored already."""
@@ -360,13 +323,7 @@ class VectorDBDestination(Destination):
             self._load_index()
             return {eid: self._owner[eid] for eid in ids if eid in self._owner}
         assert self._client is not None
-        found: dict[str, str] = {}
-        for chunk in _chunks(ids, LOOKUP_CHUNK):
-            rows = self._client.query(
-                self.collection, filter=_ids_filter(chunk), output_fields=["record_id"], **_STRONG
-            )
-            found.update({row["element_id"]: row["record_id"] for row in rows})
-        return found
+        return queries.owners(self._client, self.collection, ids)
 
     def has(self, doc: Document) -> bool | None:
         """True when the collection holds rows of the document's record (a recreated or
@@ -382,23 +339,14 @@ class VectorDBDestination(Destination):
         """The element ids stored for `record_id`."""
         if self.row_index:
             return set(self._load_index().get(record_id, ()))
-        rows = self._scan(["element_id"], f"record_id == {_literal(record_id)}")
+        rows = self._scan(["element_id"], f"record_id == {queries.literal(record_id)}")
         return {row["element_id"] for row in rows}
 
     def _fetch(self, ids: list[str]) -> list[dict[str, Any]]:
         """Whole stored rows (vectors and dynamic fields included), to write back on undo."""
         assert self._client is not None and self._schema is not None
         skip = {n for n, spec in self._schema.fields.items() if spec.function_output}
-        rows: list[dict[str, Any]] = []
-        for chunk in _chunks(ids, LOOKUP_CHUNK):
-            got = self._client.query(  # "*" plus the vector, named (older servers omit it)
-                self.collection,
-                filter=_ids_filter(chunk),
-                output_fields=["*", "embeddings"],
-                **_STRONG,
-            )
-            rows += [{k: v for k, v in row.items() if k not in skip} for row in got]
-        return rows
+        return queries.fetch(self._client, self.collection, ids, skip)
 
     def close(self) -> None:
         """Release the client (Milvus Lite keeps its own write-ahead log; no flush is needed)."""
