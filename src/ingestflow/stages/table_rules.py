@@ -184,8 +184,26 @@ def _snap(cell: ModelCell, edges: list[float | None]) -> ModelCell:
 
 def _collapse(cells: list[ModelCell]) -> list[ModelCell]:
     """Columns and rows that no cell starts at (a span covers them in every row) removed."""
+    return _drop_unstarted(_drop_unstarted(cells, "col", "colspan"), "row", "rowspan")
+
+
+def _drop_unstarted(cells: list[ModelCell], at: str, span: str) -> list[ModelCell]:
+    """Along one axis (`at`/`span`: "col"/"colspan" or "row"/"rowspan"), the lines that no cell
+    starts at removed: the cells after one move back, the spans over it shrink."""
     if not cells:
         return cells
+    starts = {getattr(c, at) for c in cells}
+    for k in range(max(getattr(c, at) + getattr(c, span) for c in cells) - 1, 0, -1):
+        if k not in starts:
+            cells = [
+                replace(c, **{at: getattr(c, at) - 1})
+                if getattr(c, at) > k
+                else replace(c, **{span: getattr(c, span) - 1})
+                if getattr(c, at) < k < getattr(c, at) + getattr(c, span)
+                else c
+                for c in cells
+            ]
+    return cells
     cols = max(c.col + c.colspan for c in cells)
     starts = {c.col for c in cells}
     for k in range(cols - 1, 0, -1):
