@@ -20,7 +20,7 @@ from ingestflow.store.claims import (
     settle_firing,
     take_job,
 )
-from ingestflow.store.owners import process_owner
+from ingestflow.store.owners import owner_alive, process_owner, same_owner
 
 STATS = [NodeStats("n", "Partitioner", "partition", "unstructured_api")]
 TICK = "2030-01-01T12:15:00+00:00"
@@ -145,3 +145,24 @@ def test_a_firing_its_server_never_settled_stops_blocking(
     long_ago = datetime.now(UTC) - PENDING_FOR - timedelta(seconds=1)
     first.db.execute("UPDATE schedule_firings SET fired_at = ?", (long_ago.isoformat(),))
     assert claim_firing(second.db, "w", "2030-01-01T12:30:00+00:00", "second")
+
+
+def test_an_owner_read_a_second_apart_is_the_same_process(
+    two: tuple[Workspace, Workspace],
+) -> None:
+    """psutil derives a start time from the kernel's boot time, which a clock step moves by a
+    second: the launcher's reading and the job process's own still name one process."""
+    first, second = two
+    me = process_owner()
+    pid, _, started = me.partition(":")
+    shifted = f"{pid}:{float(started) + 1.0:.3f}"
+    assert owner_alive(shifted) and same_owner(me, shifted)
+    assert not same_owner(me, f"{pid}:{float(started) + 30.0:.3f}")  # a reused pid
+    assert not same_owner(me, f"{int(pid) + 1}:{started}")
+    job = first.create_job("w", "wf", "persistent", STATS, {})
+    first.update_job(job, status="IN_PROGRESS", processing_status="IN_PROGRESS")
+    first.set_owner(job, shifted)  # as a launcher read it
+    assert take_job(second.db, job, me)
+    assert first.job_row(job)["owner"] == me
+    first.set_owner(job, f"{pid}:{float(started) + 30.0:.3f}")  # another process's launch
+    assert not take_job(second.db, job, me)

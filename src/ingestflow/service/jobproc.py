@@ -44,11 +44,11 @@ def stopped_early(workspace: Path, job_id: str) -> None:
     the run could stop itself)."""
     from ingestflow.store import open_workspace
     from ingestflow.store.job_rows import ACTIVE_STATUSES
-    from ingestflow.store.owners import process_owner
+    from ingestflow.store.owners import process_owner, same_owner
 
     with open_workspace(workspace) as ws:
         row = ws.job_row(job_id)
-        if row["status"] in ACTIVE_STATUSES and row["owner"] == process_owner():
+        if row["status"] in ACTIVE_STATUSES and same_owner(row["owner"], process_owner()):
             ws.update_job(
                 row["id"],
                 status="STOPPED",

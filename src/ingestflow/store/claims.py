@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ingestflow.store.owners import process_owner
+from ingestflow.store.owners import process_owner, same_owner
 
 # a firing claimed but never settled (its server died between the two) stops blocking the
 # workflow's next firings after this long
@@ -60,12 +60,18 @@ def launch_job(
 def take_job(db: sqlite3.Connection, job_id: str, owner: str) -> bool:
     """True when the process `owner` may run the job: a launcher started it for this process,
     or it was still SCHEDULED and this process took it (it is IN_PROGRESS now)."""
+    row = db.execute("SELECT status, owner FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    # the launcher read this process's start time itself: the same process, give or take the
+    # boot-time shift `same_owner` allows; the update still checks the stored value is unchanged
+    launched = (
+        row is not None and row["status"] == "IN_PROGRESS" and same_owner(row["owner"], owner)
+    )
     return (
         db.execute(
             "UPDATE jobs SET status = 'IN_PROGRESS', processing_status = 'IN_PROGRESS', "
             "owner = ? WHERE id = ? AND (status = 'SCHEDULED' OR "
             "(status = 'IN_PROGRESS' AND owner = ?))",
-            (owner, job_id, owner),
+            (owner, job_id, row["owner"] if launched else None),
         ).rowcount
         == 1
     )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+#: How far two readings of one process's start time may differ: psutil derives it from the
+#: kernel's boot time, which a clock step moves by whole seconds; a pid is not reused that fast.
+SAME_START_S = 2.0
+
 
 def process_owner(pid: int | None = None) -> str:
     """This (or `pid`'s) process as a job owner: pid and start time, so a reused pid is no match."""
@@ -17,8 +21,21 @@ def owner_alive(owner: str | None) -> bool:
         return False
     import psutil
 
-    pid, _, started = owner.partition(":")
+    pid = owner.partition(":")[0]
     try:
-        return process_owner(int(pid)) == f"{pid}:{started}"
+        return same_owner(owner, process_owner(int(pid)))
     except (ValueError, psutil.Error):
+        return False
+
+
+def same_owner(a: str | None, b: str | None) -> bool:
+    """True when two owner strings name one process (same pid, start times within
+    `SAME_START_S`)."""
+    if not a or not b:
+        return False
+    pid_a, _, start_a = a.partition(":")
+    pid_b, _, start_b = b.partition(":")
+    try:
+        return pid_a == pid_b and abs(float(start_a) - float(start_b)) < SAME_START_S
+    except ValueError:
         return False
