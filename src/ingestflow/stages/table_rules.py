@@ -204,28 +204,3 @@ def _drop_unstarted(cells: list[ModelCell], at: str, span: str) -> list[ModelCel
                 for c in cells
             ]
     return cells
-    cols = max(c.col + c.colspan for c in cells)
-    starts = {c.col for c in cells}
-    for k in range(cols - 1, 0, -1):
-        if k not in starts:
-            cells = [
-                replace(c, col=c.col - 1)
-                if c.col > k
-                else replace(c, colspan=c.colspan - 1)
-                if c.col < k < c.col + c.colspan
-                else c
-                for c in cells
-            ]
-    rows = max(c.row + c.rowspan for c in cells)
-    starts = {c.row for c in cells}
-    for k in range(rows - 1, 0, -1):
-        if k not in starts:
-            cells = [
-                replace(c, row=c.row - 1)
-                if c.row > k
-                else replace(c, rowspan=c.rowspan - 1)
-                if c.row < k < c.row + c.rowspan
-                else c
-                for c in cells
-            ]
-    return cells
