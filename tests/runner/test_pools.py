@@ -4,6 +4,7 @@ tests check, on the Python that runs them, that each piece is still there in the
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.forkserver
 import os
 import threading
@@ -44,7 +45,9 @@ def test_terminate_ends_the_workers_at_once() -> None:
     workers = pools.processes(pool)
     assert workers
     pools.terminate(pool)
-    assert not any(p.is_alive() for p in workers)
+    # each worker's sentinel is ready once it has exited, whichever thread reaped it
+    ended = multiprocessing.connection.wait([p.sentinel for p in workers], timeout=0)
+    assert len(ended) == len(workers)
 
 
 def test_the_fork_servers_liveness_pipe_is_where_a_worker_looks_for_it() -> None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import suppress
+from multiprocessing.connection import wait as wait_ready
 from typing import Any
 
 
@@ -25,16 +27,31 @@ def processes(pool: ProcessPoolExecutor) -> list[Any]:
 def terminate(pool: ProcessPoolExecutor) -> None:
     """Stop a pool now: cancel queued work and end the workers (a stop must not wait for a long
     document, nor a model server that never answers). A worker that outlives SIGTERM is
-    killed."""
+    killed. A worker counts as ended once its sentinel is ready (the pool's own thread may be
+    the one that reaps it: `is_alive()` can read a just-reaped worker as alive)."""
     workers = processes(pool)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in workers:
         process.terminate()
+    left = running(workers, timeout=5)
+    for process in left:
+        process.kill()
+    running(left, timeout=5)
     for process in workers:
-        process.join(timeout=5)  # reaped: no zombie left behind
-        if process.is_alive():
-            process.kill()
-            process.join(timeout=5)
+        process.join(timeout=0.1)  # reaped here unless the pool's thread did: no zombie left
+
+
+def running(workers: list[Any], timeout: float) -> list[Any]:
+    """The workers still running after waiting up to `timeout` seconds for all of them to end
+    (a process's sentinel becomes ready when it exits, whoever reaps it)."""
+    pending = {process.sentinel: process for process in workers}
+    deadline = time.monotonic() + timeout
+    while pending:
+        for sentinel in wait_ready(list(pending), max(0.0, deadline - time.monotonic())):
+            pending.pop(sentinel)
+        if time.monotonic() >= deadline:
+            break
+    return list(pending.values())
 
 
 def settled(pool: ProcessPoolExecutor, timeout: float = 10.0) -> None:
