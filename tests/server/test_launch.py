@@ -42,3 +42,45 @@ def test_a_job_cancelled_while_its_process_starts_stays_stopped(
     assert "before it began" in details["message"]
     assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "STOPPED"
     assert not wiki.requests_to("/rest/api/content")  # no page was read
+
+
+@pytest.mark.slow
+def test_a_cancel_that_cannot_signal_the_job_process_still_stops_it_before_any_page(
+    server: Server, wiki: FakeConfluence
+) -> None:
+    """When the job's owner cannot be told apart from a gone process (here: its recorded start
+    time is changed), the cancel only records STOPPED; the job process reads that once its
+    precheck is done and ends there, STOPPED, without reading a page (it used to take the job
+    back IN_PROGRESS and run it to COMPLETED)."""
+    from ingestflow.store import open_workspace
+
+    http = server.client()
+    source = http.post(f"{API}/sources", json=wiki_source(wiki)).json()
+    workflow = http.post(
+        f"{API}/workflows", json={**local_workflow("from wiki"), "source_id": source["id"]}
+    ).json()
+    wiki.inject("/rest/api/space", Fault.slow(3.0, times=None))  # the precheck's first call
+    answer = http.post(f"{API}/workflows/{workflow['id']}/run")
+    assert answer.status_code == 202, answer.text
+    job_id = answer.json()["id"]
+
+    end = time.monotonic() + 120
+    while not wiki.requests_to("/rest/api/space"):  # the job process is in its precheck
+        assert time.monotonic() < end, "the job process never reached its precheck"
+        time.sleep(0.05)
+    with open_workspace(server.workspace) as ws:
+        pid = str(ws.job_row(job_id)["owner"]).split(":")[0]
+        ws.set_owner(job_id, f"{pid}:0.000")  # reads as another process: no signal is sent
+    answer = http.post(f"{API}/jobs/{job_id}/cancel")
+    assert answer.status_code == 200, answer.text
+    assert "stopped before it started" in answer.json()["message"]  # no signal went out
+
+    launcher = server.app.state.ingestflow.launcher
+    while launcher.running:  # the job process has ended (and been reaped)
+        assert time.monotonic() < end, "the cancelled job's process did not end"
+        time.sleep(0.05)
+    details = http.get(f"{API}/jobs/{job_id}/details").json()
+    assert details["processing_status"] == "STOPPED", details
+    assert "before it began" in details["message"]
+    assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "STOPPED"
+    assert not wiki.requests_to("/rest/api/content")  # no page was read

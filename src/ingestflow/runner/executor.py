@@ -54,6 +54,7 @@ class JobRunner:
         self.stopper = Stopper(lambda: self.progress(events.StopRequested()))
         self.stages = plan.stages()
         self.job = Job(plan, self.stages, destination, workspace, options, self.progress)
+        self.stopper.cancelled = self.job.cancelled  # a cancel no signal could bring
         self.deletions = Deletions.for_run(self.job, plan, options)
         slow = any(stage.slow_per_document for stage in self.stages)
         batch_docs = 1 if slow else options.batch_docs  # balance seconds-long documents
@@ -144,7 +145,9 @@ class JobRunner:
         except Exception as exc:  # a bug or a broken install: the job says so in one line
             job.finish("FAILED", "FAILED", started, f"precheck: {worker.reason(exc)}")
             raise
-        self.ws.update_job(job.job_id, status="IN_PROGRESS", processing_status="IN_PROGRESS")
+        if not self.ws.begin_job(job.job_id):  # cancelled during the precheck: no document read
+            job.finish("STOPPED", "STOPPED", started, "cancelled before it began")
+            raise KeyboardInterrupt
         self.progress(
             events.JobStarted(job.job_id, self.opts.worker_count(), tuple(loading(self.plan)))
         )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ingestflow.connectors.base import Destination
 from ingestflow.elements import Document
+from ingestflow.errors import NotFound
 from ingestflow.runner import events, resume, telemetry, worker
 from ingestflow.runner.enrichment import EnrichmentTally
 from ingestflow.runner.plan import Plan
@@ -70,9 +71,26 @@ class Job:
         self.ws.update_job(self.job_id, nodes=self.stats)
         return ran_before
 
+    def cancelled(self) -> bool:
+        """True when the job's row says STOPPED while this run has not ended it: a cancel that
+        could not signal this process recorded it there."""
+        if not self.job_id:
+            return False
+        try:
+            return bool(self.ws.job_row(self.job_id)["status"] == "STOPPED")
+        except NotFound:  # pruned meanwhile: nothing to stop for
+            return False
+
     def finish(self, status: str, processing: str, started: float, message: str | None) -> None:
-        """Record the job's end (and export its spans when a collector is configured)."""
+        """Record the job's end (and export its spans when a collector is configured). A job
+        cancelled meanwhile stays STOPPED: what the run did is added to the cancel's message."""
         runtime = time.perf_counter() - started
+        if status != "STOPPED" and self.cancelled():
+            cancel = self.ws.job_row(self.job_id)["message"]
+            status, processing = "STOPPED", "STOPPED"
+            message = "; ".join(
+                filter(None, [cancel, "the run had ended before it heard", message])
+            )
         self.ws.update_job(
             self.job_id,
             status=status,

@@ -7,18 +7,26 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+#: How often `Stopper.check` asks its `cancelled` callable (a read of the job's row).
+POLL_S = 1.0
+
 
 class Stopper:
-    """The stop requests of one run (`on_request`: told of the first)."""
+    """The stop requests of one run (`on_request`: told of the first). Besides signals, a run
+    stops when `cancelled` says so (a cancel recorded in the job's row, for when no signal could
+    reach this process), asked at a check point at most once every `POLL_S` seconds."""
 
     def __init__(self, on_request: Callable[[], None]) -> None:
         self.requested = False
         self.ending = False  # winding down: signals are no longer raised
         self._on_request = on_request
+        self.cancelled: Callable[[], bool] = lambda: False
+        self._polled = 0.0
 
     @contextmanager
     def installed(self) -> Iterator[None]:
@@ -46,6 +54,13 @@ class Stopper:
 
     def check(self) -> None:
         """Stop here (KeyboardInterrupt) when a stop was asked for."""
+        if not self.requested and not self.ending:
+            now = time.monotonic()
+            if now - self._polled >= POLL_S:
+                self._polled = now
+                if self.cancelled():
+                    self.requested = True
+                    self._on_request()
         if self.requested:
             self.ending = True
             raise KeyboardInterrupt

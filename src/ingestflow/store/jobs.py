@@ -106,6 +106,18 @@ class Workspace:
         )
         return job_id
 
+    def begin_job(self, job_id: str) -> bool:
+        """Mark a job IN_PROGRESS unless a cancel has already ended it (STOPPED, or any other
+        final status); False when it had."""
+        return (
+            self.db.execute(
+                "UPDATE jobs SET status = 'IN_PROGRESS', processing_status = 'IN_PROGRESS' "
+                "WHERE id = ? AND status IN ('SCHEDULED', 'IN_PROGRESS')",
+                (job_id,),
+            ).rowcount
+            == 1
+        )
+
     def set_owner(self, job_id: str, owner: str) -> None:
         """Hand a job to the process that will run it."""
         self.db.execute("UPDATE jobs SET owner = ? WHERE id = ?", (owner, job_id))
