@@ -337,3 +337,188 @@ def test_without_ray_the_message_says_how_to_install_it(
     assert result.exit_code == 3, result.output
     assert ray_executor.NEEDS_RAY in " ".join(result.output.split())
     assert not list((tmp_path / "out").glob("*.json"))
+
+
+# --- the actors write the destination -------------------------------------------------------
+
+
+@pytest.fixture
+def driver_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The documents this process (the driver) writes to a destination from now on: the actors
+    run the classes unpatched."""
+    from ingestflow.connectors.local import LocalDestination
+    from ingestflow.connectors.vectordb_destination import VectorDBDestination
+
+    written: list[str] = []
+    for cls in (LocalDestination, VectorDBDestination):
+        original = cls.write
+
+        def recording(self: Any, doc: Any, original: Any = original) -> list[str]:
+            written.append(doc.filename)
+            return original(self, doc)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(cls, "write", recording)
+    return written
+
+
+def test_actors_write_local_files_on_a_shared_folder(
+    tmp_path: Path, ray_cluster: str, driver_writes: list[str]
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md", "page.html"):
+        shutil.copy2(FIXTURES / "docs" / name, folder / name)
+    code, local = run(tmp_path, "local", folder)
+    driver_writes.clear()
+    address = ("--executor", "ray", "--ray-address", ray_cluster)
+    ray_code, on_ray = run(tmp_path, "ray", folder, *address, "--ray-shared-fs")
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    assert driver_writes == []  # every file came from an actor
+    assert "wrote every document" not in (on_ray["message"] or "")
+    # a folder not declared shared: the driver writes it, and the job says so
+    ray_code, unshared = run(tmp_path, "unshared", folder, *address)
+    assert (ray_code, counts(unshared)) == (code, counts(local))
+    assert outputs(tmp_path / "unshared") == outputs(tmp_path / "local")
+    assert sorted(driver_writes) == sorted(p.name for p in folder.iterdir())
+    assert "the run's own process wrote every document" in unshared["message"]
+
+
+def test_actors_run_this_checkout(ray_cluster: str) -> None:
+    """The actors import the `ingestflow` this test runs (PYTHONPATH reaches them)."""
+    import ray
+
+    import ingestflow
+    from ingestflow.runner.plan import build_plan
+
+    plan = build_plan(json.loads(WORKFLOW.read_text()))
+    ray.init(address=ray_cluster, log_to_driver=False)
+    try:
+        actor = ray.remote(ray_executor.StagesActor).options(num_cpus=1).remote(plan, 1)
+        pid, package = ray.get(actor.where.remote(), timeout=300)
+        ray.kill(actor)
+    finally:
+        ray.shutdown()
+    assert pid != os.getpid() and package == ingestflow.__file__
+
+
+def server_run(
+    tmp: Path, name: str, inputs: Path, connector: Path, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    """`ingestflow run` of the server tests' workflow (partition, chunk, embed) into a
+    vectordb destination connector."""
+    from tests.connectors.test_vectordb_server import WORKFLOW as SERVER_WORKFLOW
+
+    workflow = tmp / "server-workflow.json"
+    workflow.write_text(json.dumps({**SERVER_WORKFLOW, "reprocess_all": True}))
+    args = ["run", str(workflow), "-i", str(inputs), "--destination", str(connector)]
+    args += ["--workspace", str(tmp / f"ws-{name}"), "--workers", "2", "--json", *extra]
+    result = runner.invoke(app, args)
+    assert result.stdout.lstrip().startswith("{"), (result.output, repr(result.exception))
+    return result.exit_code, json.loads(result.stdout)
+
+
+def server_rows(server: Any, collection: str) -> list[tuple[str, str]]:
+    """(record_id, text) of every row (`rows` fails on a duplicated primary key)."""
+    from tests.connectors.test_vectordb_server import rows
+
+    return sorted((row["record_id"], row["text"]) for row in rows(server, collection))
+
+
+def killed_after_writing(flag: str) -> Callable[[], None]:
+    """A setup hook for every Ray worker process: the first document written to a vectordb
+    destination ends its process right after the write (as a machine lost before the outcome
+    reached the driver); `flag`, a file, says it happened."""
+
+    def hook() -> None:
+        import os
+        from pathlib import Path
+
+        from ingestflow.connectors.vectordb_destination import VectorDBDestination
+
+        write = VectorDBDestination.write
+
+        def killing(self: Any, doc: Any) -> Any:
+            said = write(self, doc)
+            try:
+                with Path(flag).open("x"):
+                    pass
+            except FileExistsError:
+                return said
+            os._exit(17)
+
+        VectorDBDestination.write = killing  # type: ignore[method-assign]
+
+    return hook
+
+
+def test_actors_write_a_milvus_server_with_the_rows_of_a_local_run(
+    tmp_path: Path,
+    ray_cluster: str,
+    milvus_server: Any,
+    driver_writes: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The actors write the rows; one killed right after writing a document loses nothing and
+    leaves no duplicate: the document is redone, and its rows replaced."""
+    import ray
+
+    from tests.connectors.test_vectordb_server import connector, make
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md", "page.html"):
+        shutil.copy2(FIXTURES / "docs" / name, folder / name)
+    collections = {name: make(milvus_server, dim=384) for name in ("local", "ray", "killed")}
+    files = {}
+    for name, collection in collections.items():
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps(connector(milvus_server.uri, collection)))
+    code, local = server_run(tmp_path, "local", folder, files["local"])
+    expected = server_rows(milvus_server, collections["local"])
+    assert code == 0 and len({record for record, _ in expected}) == 3
+    driver_writes.clear()
+    address = ("--executor", "ray", "--ray-address", ray_cluster)
+    ray_code, on_ray = server_run(tmp_path, "ray", folder, files["ray"], *address)
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert server_rows(milvus_server, collections["ray"]) == expected
+    assert driver_writes == []  # every row came from an actor
+
+    flag = tmp_path / "killed"
+    init = ray.init
+
+    def init_with_hook(*args: Any, **kwargs: Any) -> Any:
+        kwargs["runtime_env"] = {"worker_process_setup_hook": killed_after_writing(str(flag))}
+        return init(*args, **kwargs)
+
+    monkeypatch.setattr(ray, "init", init_with_hook)
+    ray_code, killed = server_run(tmp_path, "killed", folder, files["killed"], *address)
+    assert flag.is_file()  # an actor died after a write
+    assert (ray_code, counts(killed)) == (code, counts(local))
+    assert server_rows(milvus_server, collections["killed"]) == expected
+    assert driver_writes == []
+
+
+def test_an_incremental_ray_run_skips_unchanged_documents_and_removes_deleted_ones(
+    tmp_path: Path, ray_cluster: str, driver_writes: list[str]
+) -> None:
+    """`reprocess_all: false` on Ray, the actors writing: the driver's record of what was
+    written (the unchanged-document index) skips what did not change, and what left the source
+    leaves the output folder."""
+    from tests.runner import test_deletions as deletions
+
+    folder = deletions._inputs(tmp_path)
+    address = ("--executor", "ray", "--ray-address", ray_cluster, "--ray-shared-fs")
+    code, first = deletions._run(tmp_path, *address)
+    assert code == 0 and {f["status"] for f in first["files"]} == {"SUCCESS"}
+    assert deletions._outputs(tmp_path) == ["a.txt.json", "c.html.json", "sub/b.md.json"]
+    (folder / "sub" / "b.md").unlink()
+    (folder / "a.txt").write_text("Alpha document, changed.\n")
+    code, second = deletions._run(tmp_path, *address)
+    assert code == 0, second
+    statuses = {f["filename"]: f["status"] for f in second["files"]}
+    assert statuses == {"a.txt": "SUCCESS", "c.html": "SKIPPED"}
+    assert second["deleted"] == 1 and second["deleted_files"][0]["filename"] == "sub/b.md"
+    assert deletions._outputs(tmp_path) == ["a.txt.json", "c.html.json"]
+    assert "changed" in (tmp_path / "out" / "a.txt.json").read_text()
+    assert driver_writes == []

@@ -46,6 +46,8 @@ class Destination:
     """Where elements go. `write()` replaces the document's earlier output as a unit."""
 
     name = "destination"
+    #: writes files under a folder: other machines may write it only when they share it
+    writes_a_folder = False
 
     def precheck(self, embedding_dimension: int | None) -> None:
         """Connect and check the target fits the workflow (ConnectorError when not), before any
@@ -64,6 +66,13 @@ class Destination:
         from ingestflow.errors import DocumentError
 
         raise DocumentError(f"the {self.name} destination cannot remove a document's output")
+
+    def for_workers(self) -> Destination | None:
+        """A copy of this destination, not yet opened, that worker processes (Ray actors, on
+        any machine) open with `precheck` and write with, each document still replaced as a
+        unit; this one stays the run's for `has` and `delete`. None when only this process may
+        write (the default; Milvus Lite: one process's file)."""
+        return None
 
     def has(self, doc: Document) -> bool | None:
         """Whether the destination holds the document's output now (a run skips an unchanged

@@ -153,6 +153,7 @@ class JobRunner:
     def _stream(self) -> None:
         """Every admitted document through the executor the options name."""
         with self._executor() as executor:
+            self.job.notes.extend(getattr(executor, "notes", []))
             # a long document stops before the batched stage (the embedder), whose work is then
             # spread over the workers in slices of its elements (not with one worker)
             fan_at = None
@@ -172,7 +173,7 @@ class JobRunner:
         if self.opts.executor == "ray":
             from ingestflow.runner.executors.ray import RayExecutor
 
-            return RayExecutor(self.plan, self.opts, self.stopper)
+            return RayExecutor(self.plan, self.opts, self.stopper, self.destination)
         from ingestflow.runner.executors.local import InProcess, LocalPool
 
         workers = self.opts.worker_count()
