@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 from ingestflow.cli import app
 from ingestflow.runner.executors import ray as ray_executor
 from tests.conftest import FIXTURES
+from tests.runner.test_wiki_run import wiki  # noqa: F401  (the fake wiki, a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -497,6 +498,65 @@ def test_actors_write_a_milvus_server_with_the_rows_of_a_local_run(
     assert (ray_code, counts(killed)) == (code, counts(local))
     assert server_rows(milvus_server, collections["killed"]) == expected
     assert driver_writes == []
+
+
+# --- the actors read the source ---------------------------------------------------------------
+
+
+def test_actors_read_the_wiki_pages(
+    tmp_path: Path,
+    ray_cluster: str,
+    wiki: Any,  # noqa: F811  (the fixture imported above)
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The driver lists the pages; each actor reads the pages it runs with a client of its own
+    (the credentials reach it, never the job record); the same outputs as a local run."""
+    from ingestflow.connectors.wiki_source import WikiSource
+    from tests.runner import test_wiki_run as wiki_run
+
+    source = wiki_run.connector(tmp_path, wiki, extract_files=False)  # images inlined, by actors
+    workflow = tmp_path / "wiki-workflow.json"
+    workflow.write_text(json.dumps(wiki_run.WORKFLOW))
+
+    def wiki_run_(name: str, *extra: str) -> tuple[int, dict[str, Any]]:
+        args = ["run", str(workflow), "--source", str(source), "-o", str(tmp_path / name)]
+        args += ["--workspace", str(tmp_path / f"ws-{name}"), "--workers", "2", "--json"]
+        result = runner.invoke(app, [*args, *extra])
+        assert result.stdout.lstrip().startswith("{"), (result.output, repr(result.exception))
+        return result.exit_code, json.loads(result.stdout)
+
+    code, local = wiki_run_("local")
+    assert code == 0 and len(local["files"]) == 5
+    read_here: list[str] = []
+    monkeypatch.setattr(WikiSource, "read_page", lambda self, *a: read_here.append(a[1]))
+    page_reads = len(wiki.requests_to("/rest/api/content/11"))
+    address = ("--executor", "ray", "--ray-address", ray_cluster, "--ray-shared-fs")
+    ray_code, on_ray = wiki_run_("ray", *address)
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    assert read_here == []  # no page read by the driver
+    assert len(wiki.requests_to("/rest/api/content/11")) == page_reads + 1  # once, by an actor
+    assert wiki_run.TOKEN not in json.dumps(on_ray)
+    assert "source was read by the run's own process" not in (on_ray["message"] or "")
+    # again, incrementally: unchanged pages are skipped on the listing's versions (not read), a
+    # page deleted between the listing and its read fails alone with the source's reason
+    from tests.fakes.confluence import Fault
+
+    wiki.pages["21"].version = 2
+    wiki.pages["21"].body = "<p>Note one, revised.</p>"
+    wiki.pages["22"].version = 2  # listed as changed, then gone when an actor reads it
+    wiki.inject("/rest/api/content/22", Fault.gone())
+    ray_code, again = wiki_run_("ray", *address)
+    assert ray_code == 1
+    status = {f["filename"]: (f["status"], f["error"]) for f in again["files"]}
+    assert status["DEV/21-note-1.html"] == ("SUCCESS", None)
+    assert status["DEV/11-release-plan.html"][0] == "SKIPPED"
+    assert status["DEV/22-note-2.html"] == (
+        "FAILED",
+        "source: page 22: deleted or no longer visible since it was listed (HTTP 404)",
+    )
+    assert len(wiki.requests_to("/rest/api/content/11")) == page_reads + 1  # not read again
+    assert "revised" in (tmp_path / "ray" / "DEV" / "21-note-1.html.json").read_text()
 
 
 def test_an_incremental_ray_run_skips_unchanged_documents_and_removes_deleted_ones(

@@ -35,6 +35,13 @@ class Source:
         them all. A source that cannot tell says so: removing needs a whole listing."""
         return f"the {self.name} source cannot tell whether it listed every document"
 
+    def read_in_workers(self) -> bool:
+        """From now on, yield documents without their content, which the worker that runs each
+        one reads itself (`Document.fetch`, with a client of its own): True when this source can
+        (its documents are reachable from every machine), False when it yields the content as
+        before (the default)."""
+        return False
+
     def suffixes(self) -> set[str] | None:
         """The file name extensions (lowercase, with the dot) the documents are likely to have,
         from a quick look before the run, or None when the source cannot tell: a hint for what

@@ -173,7 +173,7 @@ class JobRunner:
         if self.opts.executor == "ray":
             from ingestflow.runner.executors.ray import RayExecutor
 
-            return RayExecutor(self.plan, self.opts, self.stopper, self.destination)
+            return RayExecutor(self.plan, self.opts, self.stopper, self.destination, self.source)
         from ingestflow.runner.executors.local import InProcess, LocalPool
 
         workers = self.opts.worker_count()

@@ -154,8 +154,13 @@ def process_batch(
     docs: list[Document], trace: bool, start: int = 0, stop: int | None = None
 ) -> list[DocResult]:
     """Run the stages (all, or those from `start` up to `stop`) over a batch: per document, or
-    across the batch for batched stages."""
-    return _run([DocResult(doc) for doc in docs], _stages()[start:stop], trace)
+    across the batch for batched stages. A document its source could not read (`error`, when
+    a worker reads it: `Document.fetch`) fails at the first stage with the source's reason."""
+    results = [DocResult(doc) for doc in docs]
+    for r in results:
+        if r.doc.error is not None:
+            r.ok, r.error, r.failed_node = False, f"source: {r.doc.error}", _stages()[0][0]
+    return _run(results, _stages()[start:stop], trace)
 
 
 def process_part(

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingestflow.connectors.base import Destination
+from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
 from ingestflow.runner import worker
@@ -108,7 +108,7 @@ class StagesActor:
             tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=self.spool) as spool,
             tempfile.TemporaryDirectory(prefix="ingestflow-ray-") as temp,
         ):
-            docs = list(sent.docs)
+            docs = [doc.fetch() for doc in sent.docs]  # a source's references, read here
             for index, (doc, stamp) in enumerate(zip(docs, stamps, strict=True)):
                 if stamp is None or doc.data is None:
                     continue
@@ -166,6 +166,7 @@ class RayExecutor(Executor):
         options: RunOptions,
         stopper: Stopper,
         destination: Destination | None = None,
+        source: Source | None = None,
     ) -> None:
         try:
             import ray
@@ -186,6 +187,11 @@ class RayExecutor(Executor):
         self._before: set[int] = set()
         self._stack = ExitStack()  # Ray's own lines kept off the terminal while inside
         self.writer, self.notes = self._writer(destination)
+        if source is not None and not source.read_in_workers() and source.name != "local":
+            self.notes.append(
+                f"the {source.name} source was read by the run's own process (it cannot hand "
+                "the actors references to read themselves with these settings)"
+            )
 
     def _writer(self, destination: Destination | None) -> tuple[Destination | None, list[str]]:
         """The destination the actors write with (None: this process writes every document),
