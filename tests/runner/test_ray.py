@@ -302,20 +302,6 @@ def test_a_document_that_kills_its_actor_fails_alone(
     assert not list(ray_executor.spool_root().glob("*/*/boom.txt"))  # no spool file left
 
 
-def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
-    tmp_path: Path, no_ray_left: None
-) -> None:
-    pytest.importorskip("ray")
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for name in ("notes.txt", "guide.md"):
-        shutil.copy2(FIXTURES / "docs" / name, folder / name)
-    code, local = run(tmp_path, "local", folder)
-    ray_code, on_ray = run(tmp_path, "ray", folder, "--executor", "ray")  # starts its own
-    assert (ray_code, counts(on_ray)) == (code, counts(local))
-    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
-
-
 def test_without_ray_the_message_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -582,3 +568,100 @@ def test_an_incremental_ray_run_skips_unchanged_documents_and_removes_deleted_on
     assert deletions._outputs(tmp_path) == ["a.txt.json", "c.html.json"]
     assert "changed" in (tmp_path / "out" / "a.txt.json").read_text()
     assert driver_writes == []
+
+
+#: Loaded by every Python process of a run started with its folder first on PYTHONPATH (the
+#: driver, and the actors of the local cluster it starts): logs each document a destination
+#: writes, and after the Nth write in a process, stops the run (SIGINT to the driver, as Ctrl-C).
+STOP_HOOK = """
+import os, signal
+from ingestflow.connectors.local import LocalDestination
+
+os.environ.setdefault("HOOK_DRIVER", str(os.getpid()))  # the first process: the driver
+calls = [0]
+original = LocalDestination.write
+
+
+def write(self, doc):
+    result = original(self, doc)
+    with open(os.environ["WRITES_LOG"], "a") as log:
+        who = "driver" if os.getpid() == int(os.environ["HOOK_DRIVER"]) else "actor"
+        log.write(f"{who} {doc.filename}\\n")
+    calls[0] += 1
+    if str(calls[0]) == os.environ.get("STOP_AFTER"):
+        os.kill(int(os.environ["HOOK_DRIVER"]), signal.SIGINT)
+    return result
+
+
+LocalDestination.write = write
+"""
+
+
+def test_a_stopped_ray_job_resumes_in_place(tmp_path: Path, no_ray_left: None) -> None:
+    """A Ray run (its own local cluster, the actors writing) stopped part-way resumes in place
+    (`jobs resume`, on Ray again): every document recorded once, the ones recorded before the
+    stop not written again, all written by actors."""
+    from tests.runner import test_resume as resume
+
+    hooked, args = resume._local(tmp_path)
+    (tmp_path / "hooks" / "sitecustomize.py").write_text(STOP_HOOK)
+    stopped = hooked(*args, "--executor", "ray", "--json", STOP_AFTER="5")
+    assert stopped.returncode == 130, stopped.stderr
+    first = json.loads(stopped.stdout)
+    assert first["status"] == "STOPPED"
+    recorded = {f["filename"] for f in first["files"] if f["status"] == "SUCCESS"}
+    assert 0 < len(recorded) < len(resume.NAMES)
+    writers = {line.split()[0] for line in hooked.log.read_text().splitlines()}
+    done, record = hooked.resume(first["id"])
+    assert done.returncode == 0, done.stderr
+    assert record["id"] == first["id"] and record["status"] == "COMPLETED"
+    rewritten = [line.split() for line in hooked.log.read_text().splitlines()]
+    assert rewritten and not recorded & {name for _, name in rewritten}  # only what was left
+    assert sorted(f["filename"] for f in record["files"]) == resume.NAMES
+    assert {f["status"] for f in record["files"]} == {"SUCCESS"}
+    written = sorted(p.name for p in (tmp_path / "out").glob("*.json"))
+    assert written == [f"{n}.json" for n in resume.NAMES]
+    assert writers | {who for who, _ in rewritten} == {"actor"}
+
+
+def test_milvus_lite_is_written_by_the_driver_and_the_job_says_so(
+    tmp_path: Path, ray_cluster: str
+) -> None:
+    """A Lite .db is one process's file: on Ray the driver writes it (the actors process), and
+    the job's message says so."""
+    from tests.runner.test_crash import EXE
+    from tests.runner.test_deletions import _rows
+    from tests.runner.test_vectordb_kill import setup
+
+    docs, conn, wf = setup(tmp_path)
+    ran = subprocess.run(
+        [
+            *(*EXE, "run", str(wf), "-i", str(docs), "--destination", str(conn)),
+            *("--workspace", str(tmp_path / "ws"), "--json", "--workers", "2"),
+            *("--executor", "ray", "--ray-address", ray_cluster),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, ran.stderr
+    record = json.loads(ran.stdout)
+    assert "takes one writer (Milvus Lite" in record["message"]
+    rows = _rows(tmp_path / "milvus.db")
+    assert {record_id for record_id, _ in rows} == {f["file_id"] for f in record["files"]}
+
+
+# Last of the in-process runs: after a run on a local cluster of its own, Ray leaves its token
+# authentication on in this process (RAY_AUTH_MODE=token), which the session cluster refuses.
+def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
+    tmp_path: Path, no_ray_left: None
+) -> None:
+    pytest.importorskip("ray")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md"):
+        shutil.copy2(FIXTURES / "docs" / name, folder / name)
+    code, local = run(tmp_path, "local", folder)
+    ray_code, on_ray = run(tmp_path, "ray", folder, "--executor", "ray")  # starts its own
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")

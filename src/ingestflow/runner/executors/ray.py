@@ -200,10 +200,11 @@ class RayExecutor(Executor):
             return None, []
         writer = destination.for_workers()
         if writer is None:
+            why = " (Milvus Lite: a file only one process may open)"
             return None, [
-                f"the {destination.name} destination takes one writer (Milvus Lite is a file "
-                "only one process may open): the run's own process wrote every document, the "
-                "Ray actors processed them"
+                f"the {destination.name} destination takes one writer"
+                f"{why if destination.name == 'vectordb' else ''}: the run's own process wrote "
+                "every document, the Ray actors processed them"
             ]
         if destination.writes_a_folder and not self.shared_fs:
             return None, [
