@@ -189,10 +189,16 @@ def _ours(process: psutil.Process, group: int, temp: Path) -> bool:
     return str(temp) in " ".join(process.info["cmdline"] or [])
 
 
-def same_as_local(tmp_path: Path, inputs: Path, address: str, workflow: Path = WORKFLOW) -> None:
+def same_as_local(
+    tmp_path: Path, inputs: Path, address: str, *extra: str, workflow: Path = WORKFLOW
+) -> None:
     code, local = run(tmp_path, "local", inputs, workflow=workflow)
     ray_code, on_ray = run(
-        tmp_path, "ray", inputs, "--executor", "ray", "--ray-address", address, workflow=workflow
+        tmp_path,
+        "ray",
+        inputs,
+        *("--executor", "ray", "--ray-address", address, *extra),
+        workflow=workflow,
     )
     assert (ray_code, counts(on_ray)) == (code, counts(local))
     expected = outputs(tmp_path / "local")
@@ -213,8 +219,10 @@ def test_ray_gives_the_local_executors_elements(tmp_path: Path, ray_cluster: str
 
 
 def test_a_long_document_is_split_into_page_ranges_on_ray_as_locally(
-    tmp_path: Path, ray_cluster: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, ray_cluster: str, monkeypatch: pytest.MonkeyPatch, driver_writes: list[str]
 ) -> None:
+    """The same ranges and elements as locally; the actor that joins the ranges writes the
+    document."""
     from ingestflow.runner import tasks
     from tests.runner.test_split import long_pdf
     from tests.runner.test_split import workflow as long_workflow
@@ -234,7 +242,8 @@ def test_a_long_document_is_split_into_page_ranges_on_ray_as_locally(
     shutil.copy2(FIXTURES / "docs" / "notes.txt", folder / "notes.txt")
     workflow = tmp_path / "long.json"  # no embedder: elements compared byte for byte
     workflow.write_text(json.dumps(long_workflow()))
-    same_as_local(tmp_path, folder, ray_cluster, workflow)
+    same_as_local(tmp_path, folder, ray_cluster, "--ray-shared-fs", workflow=workflow)
+    assert sorted(driver_writes) == ["log.pdf", "notes.txt"]  # the local run's, none on Ray
     ranges = [task for task in planned if isinstance(task, tasks.PageRange)]
     assert len({id(task.split) for task in ranges}) == 2  # split locally, and on Ray
     assert len(ranges) > 2 and all(task.split.doc.filename == "log.pdf" for task in ranges)
@@ -572,55 +581,67 @@ def test_an_incremental_ray_run_skips_unchanged_documents_and_removes_deleted_on
 
 #: Loaded by every Python process of a run started with its folder first on PYTHONPATH (the
 #: driver, and the actors of the local cluster it starts): logs each document a destination
-#: writes, and after the Nth write in a process, stops the run (SIGINT to the driver, as Ctrl-C).
+#: writes, and whether the driver or an actor wrote it; the driver stops the run (SIGINT, as
+#: Ctrl-C) once it has recorded STOP_AFTER documents written.
 STOP_HOOK = """
 import os, signal
 from ingestflow.connectors.local import LocalDestination
+from ingestflow.runner.job import Job
 
 os.environ.setdefault("HOOK_DRIVER", str(os.getpid()))  # the first process: the driver
-calls = [0]
-original = LocalDestination.write
+write, record = LocalDestination.write, Job.record
+recorded = [0]
 
 
-def write(self, doc):
-    result = original(self, doc)
+def logged(self, doc):
+    said = write(self, doc)
     with open(os.environ["WRITES_LOG"], "a") as log:
         who = "driver" if os.getpid() == int(os.environ["HOOK_DRIVER"]) else "actor"
         log.write(f"{who} {doc.filename}\\n")
-    calls[0] += 1
-    if str(calls[0]) == os.environ.get("STOP_AFTER"):
-        os.kill(int(os.environ["HOOK_DRIVER"]), signal.SIGINT)
-    return result
+    return said
 
 
-LocalDestination.write = write
+def stopping(self, result):
+    record(self, result)
+    recorded[0] += result.status == "SUCCESS"
+    if str(recorded[0]) == os.environ.get("STOP_AFTER"):
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+LocalDestination.write = logged
+Job.record = stopping
 """
 
 
-def test_a_stopped_ray_job_resumes_in_place(tmp_path: Path, no_ray_left: None) -> None:
+def test_a_stopped_ray_job_resumes_in_place(tmp_path: Path) -> None:
     """A Ray run (its own local cluster, the actors writing) stopped part-way resumes in place
     (`jobs resume`, on Ray again): every document recorded once, the ones recorded before the
     stop not written again, all written by actors."""
     from tests.runner import test_resume as resume
 
     hooked, args = resume._local(tmp_path)
+    names = [f"d{i:02}.txt" for i in range(12)]  # 3 batches: more than one actor has in flight
+    for path in (tmp_path / "in").iterdir():
+        path.unlink()
+    for i, name in enumerate(names):
+        (tmp_path / "in" / name).write_text(f"Document {i}.\n\nIts own paragraph, number {i}.")
     (tmp_path / "hooks" / "sitecustomize.py").write_text(STOP_HOOK)
-    stopped = hooked(*args, "--executor", "ray", "--json", STOP_AFTER="5")
+    stopped = hooked(*args, "--executor", "ray", "--json", STOP_AFTER="1")
     assert stopped.returncode == 130, stopped.stderr
     first = json.loads(stopped.stdout)
     assert first["status"] == "STOPPED"
     recorded = {f["filename"] for f in first["files"] if f["status"] == "SUCCESS"}
-    assert 0 < len(recorded) < len(resume.NAMES)
+    assert 0 < len(recorded) < len(names)
     writers = {line.split()[0] for line in hooked.log.read_text().splitlines()}
     done, record = hooked.resume(first["id"])
     assert done.returncode == 0, done.stderr
     assert record["id"] == first["id"] and record["status"] == "COMPLETED"
     rewritten = [line.split() for line in hooked.log.read_text().splitlines()]
     assert rewritten and not recorded & {name for _, name in rewritten}  # only what was left
-    assert sorted(f["filename"] for f in record["files"]) == resume.NAMES
+    assert sorted(f["filename"] for f in record["files"]) == names
     assert {f["status"] for f in record["files"]} == {"SUCCESS"}
     written = sorted(p.name for p in (tmp_path / "out").glob("*.json"))
-    assert written == [f"{n}.json" for n in resume.NAMES]
+    assert written == [f"{n}.json" for n in names]
     assert writers | {who for who, _ in rewritten} == {"actor"}
 
 
