@@ -672,8 +672,10 @@ def test_milvus_lite_is_written_by_the_driver_and_the_job_says_so(
     assert {record_id for record_id, _ in rows} == {f["file_id"] for f in record["files"]}
 
 
-# Last of the in-process runs: after a run on a local cluster of its own, Ray leaves its token
-# authentication on in this process (RAY_AUTH_MODE=token), which the session cluster refuses.
+# Last of the in-process runs: after a run on a local cluster of its own, the actors this
+# process then starts on the session cluster die before they run (Ray keeps state of the local
+# cluster in the process, RAY_AUTH_MODE=token among it; putting the environment back is not
+# enough). One run a process is the CLI's and the job processes' case.
 def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
     tmp_path: Path, no_ray_left: None
 ) -> None:
