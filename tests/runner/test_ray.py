@@ -459,6 +459,7 @@ def test_actors_write_a_milvus_server_with_the_rows_of_a_local_run(
     leaves no duplicate: the document is redone, and its rows replaced."""
     import ray
 
+    from tests.connectors.conftest import SERVER_PASSWORD
     from tests.connectors.test_vectordb_server import connector, make
 
     folder = tmp_path / "in"
@@ -479,6 +480,7 @@ def test_actors_write_a_milvus_server_with_the_rows_of_a_local_run(
     assert (ray_code, counts(on_ray)) == (code, counts(local))
     assert server_rows(milvus_server, collections["ray"]) == expected
     assert driver_writes == []  # every row came from an actor
+    assert SERVER_PASSWORD not in json.dumps(on_ray)
 
     flag = tmp_path / "killed"
     init = ray.init
