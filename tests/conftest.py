@@ -1,10 +1,17 @@
-"""Shared fixtures: paths to the project's fixtures and the third-party corpus; the files' order."""
+"""Shared fixtures: paths to the project's fixtures and the third-party corpus, a Milvus server
+(one a session, for the connector and Ray tests); the files' order."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.milvus_server import MilvusServer
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -17,6 +24,37 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"third-party corpus not found at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusServer]:
+    """A standalone Milvus server on loopback with authorization on, its data in a temporary
+    folder; a user (SERVER_USER) with a password and a database (SERVER_DB) of its own."""
+    import platform
+    import sys
+
+    from tests.connectors.conftest import SERVER_DB, SERVER_PASSWORD, SERVER_USER, root_client
+    from tests.milvus_server import MilvusServer
+
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        pytest.skip("the milvus wheel's server binary exists for Linux x86-64 only")
+    server = MilvusServer(tmp_path_factory.mktemp("milvus-server"), _cache())
+    server.start()
+    try:
+        root = root_client(server)
+        root.create_database(SERVER_DB)
+        root.create_user(SERVER_USER, SERVER_PASSWORD)
+        root.grant_role(SERVER_USER, "admin")
+        root.close()
+        yield server
+    finally:
+        server.stop()
+
+
+def _cache() -> Path:
+    """Where the Milvus server's binaries are unpacked once and reused by later sessions."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ingestflow-tests"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -126,6 +126,7 @@ def run(
     on_oversize: Mapping[str, str] | None = None,
     executor: str = "local",
     ray_address: str | None = None,
+    ray_shared_fs: bool = False,
     doc_timeout: float | None = 1800.0,
     keep_deleted: bool = False,
     progress: Callable[[Any], None] | None = None,
@@ -135,7 +136,8 @@ def run(
     (`RunResult.after`) and an unchanged step is reused next time. Local output goes to
     `output` (default: a new folder under the workspace's `outputs/`). `on_oversize` maps a
     vectordb field to `fail`, `drop` or `truncate` (a value over its VARCHAR limit);
-    `executor` is `local` or `ray`. `progress(event)` hears the run's typed events
+    `executor` is `local` or `ray` (`ray_shared_fs`: every machine of the cluster sees the input
+    and output folders, `docs/ray.md`). `progress(event)` hears the run's typed events
     (`ingestflow.service.progress`: `JobPrepared` with the document count when known,
     `JobStarted`, `DocumentWritten`, `NodeProgress` ... `JobFinished`). WorkflowInvalid names
     a wrong argument by its name here."""
@@ -158,7 +160,9 @@ def run(
         start_at=start_at,
         workflow_id=f"api:{wf.name}",
         keep_deleted=keep_deleted,
-        execution=ExecutionOptions(workers, executor, ray_address, doc_timeout),
+        execution=ExecutionOptions(
+            workers, executor, ray_address, doc_timeout, ray_shared_fs=ray_shared_fs
+        ),
     )
     with Service(root) as service:
         try:
@@ -173,6 +177,7 @@ ARGUMENTS = {
     "execution.workers": "workers",
     "execution.executor": "executor",
     "execution.ray_address": "ray_address",
+    "execution.ray_shared_fs": "ray_shared_fs",
     "execution.doc_timeout": "doc_timeout",
 }
 

@@ -38,6 +38,12 @@ class Document:
     # document as failed with this reason and never sends it to a stage.
     error: str | None = None
 
+    def fetch(self) -> Document:
+        """The document with its content, read from its source where it is not held yet (a
+        reference listed by the driver, read by the worker: `Source.read_in_workers`); this
+        document itself when it holds its content or a path to it."""
+        return self
+
     def read_bytes(self) -> bytes:
         """The document's content."""
         if self.data is not None:

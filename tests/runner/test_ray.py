@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 from ingestflow.cli import app
 from ingestflow.runner.executors import ray as ray_executor
 from tests.conftest import FIXTURES
+from tests.runner.test_wiki_run import wiki  # noqa: F401  (the fake wiki, a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -188,10 +189,16 @@ def _ours(process: psutil.Process, group: int, temp: Path) -> bool:
     return str(temp) in " ".join(process.info["cmdline"] or [])
 
 
-def same_as_local(tmp_path: Path, inputs: Path, address: str, workflow: Path = WORKFLOW) -> None:
+def same_as_local(
+    tmp_path: Path, inputs: Path, address: str, *extra: str, workflow: Path = WORKFLOW
+) -> None:
     code, local = run(tmp_path, "local", inputs, workflow=workflow)
     ray_code, on_ray = run(
-        tmp_path, "ray", inputs, "--executor", "ray", "--ray-address", address, workflow=workflow
+        tmp_path,
+        "ray",
+        inputs,
+        *("--executor", "ray", "--ray-address", address, *extra),
+        workflow=workflow,
     )
     assert (ray_code, counts(on_ray)) == (code, counts(local))
     expected = outputs(tmp_path / "local")
@@ -212,8 +219,10 @@ def test_ray_gives_the_local_executors_elements(tmp_path: Path, ray_cluster: str
 
 
 def test_a_long_document_is_split_into_page_ranges_on_ray_as_locally(
-    tmp_path: Path, ray_cluster: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, ray_cluster: str, monkeypatch: pytest.MonkeyPatch, driver_writes: list[str]
 ) -> None:
+    """The same ranges and elements as locally; the actor that joins the ranges writes the
+    document."""
     from ingestflow.runner import tasks
     from tests.runner.test_split import long_pdf
     from tests.runner.test_split import workflow as long_workflow
@@ -233,7 +242,8 @@ def test_a_long_document_is_split_into_page_ranges_on_ray_as_locally(
     shutil.copy2(FIXTURES / "docs" / "notes.txt", folder / "notes.txt")
     workflow = tmp_path / "long.json"  # no embedder: elements compared byte for byte
     workflow.write_text(json.dumps(long_workflow()))
-    same_as_local(tmp_path, folder, ray_cluster, workflow)
+    same_as_local(tmp_path, folder, ray_cluster, "--ray-shared-fs", workflow=workflow)
+    assert sorted(driver_writes) == ["log.pdf", "notes.txt"]  # the local run's, none on Ray
     ranges = [task for task in planned if isinstance(task, tasks.PageRange)]
     assert len({id(task.split) for task in ranges}) == 2  # split locally, and on Ray
     assert len(ranges) > 2 and all(task.split.doc.filename == "log.pdf" for task in ranges)
@@ -301,20 +311,6 @@ def test_a_document_that_kills_its_actor_fails_alone(
     assert not list(ray_executor.spool_root().glob("*/*/boom.txt"))  # no spool file left
 
 
-def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
-    tmp_path: Path, no_ray_left: None
-) -> None:
-    pytest.importorskip("ray")
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for name in ("notes.txt", "guide.md"):
-        shutil.copy2(FIXTURES / "docs" / name, folder / name)
-    code, local = run(tmp_path, "local", folder)
-    ray_code, on_ray = run(tmp_path, "ray", folder, "--executor", "ray")  # starts its own
-    assert (ray_code, counts(on_ray)) == (code, counts(local))
-    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
-
-
 def test_without_ray_the_message_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -337,3 +333,360 @@ def test_without_ray_the_message_says_how_to_install_it(
     assert result.exit_code == 3, result.output
     assert ray_executor.NEEDS_RAY in " ".join(result.output.split())
     assert not list((tmp_path / "out").glob("*.json"))
+
+
+# --- the actors write the destination -------------------------------------------------------
+
+
+@pytest.fixture
+def driver_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The documents this process (the driver) writes to a destination from now on: the actors
+    run the classes unpatched."""
+    from ingestflow.connectors.local import LocalDestination
+    from ingestflow.connectors.vectordb_destination import VectorDBDestination
+
+    written: list[str] = []
+    for cls in (LocalDestination, VectorDBDestination):
+        original = cls.write
+
+        def recording(self: Any, doc: Any, original: Any = original) -> list[str]:
+            written.append(doc.filename)
+            return original(self, doc)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(cls, "write", recording)
+    return written
+
+
+def test_actors_write_local_files_on_a_shared_folder(
+    tmp_path: Path, ray_cluster: str, driver_writes: list[str]
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md", "page.html"):
+        shutil.copy2(FIXTURES / "docs" / name, folder / name)
+    code, local = run(tmp_path, "local", folder)
+    driver_writes.clear()
+    address = ("--executor", "ray", "--ray-address", ray_cluster)
+    ray_code, on_ray = run(tmp_path, "ray", folder, *address, "--ray-shared-fs")
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    assert driver_writes == []  # every file came from an actor
+    assert "wrote every document" not in (on_ray["message"] or "")
+    # a folder not declared shared: the driver writes it, and the job says so
+    ray_code, unshared = run(tmp_path, "unshared", folder, *address)
+    assert (ray_code, counts(unshared)) == (code, counts(local))
+    assert outputs(tmp_path / "unshared") == outputs(tmp_path / "local")
+    assert sorted(driver_writes) == sorted(p.name for p in folder.iterdir())
+    assert "the run's own process wrote every document" in unshared["message"]
+
+
+def test_actors_run_this_checkout(ray_cluster: str) -> None:
+    """The actors import the `ingestflow` this test runs (PYTHONPATH reaches them)."""
+    import ray
+
+    import ingestflow
+    from ingestflow.runner.plan import build_plan
+
+    plan = build_plan(json.loads(WORKFLOW.read_text()))
+    ray.init(address=ray_cluster, log_to_driver=False)
+    try:
+        actor = ray.remote(ray_executor.StagesActor).options(num_cpus=1).remote(plan, 1)
+        pid, package = ray.get(actor.where.remote(), timeout=300)
+        ray.kill(actor)
+    finally:
+        ray.shutdown()
+    assert pid != os.getpid() and package == ingestflow.__file__
+
+
+def server_run(
+    tmp: Path, name: str, inputs: Path, connector: Path, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    """`ingestflow run` of the server tests' workflow (partition, chunk, embed) into a
+    vectordb destination connector."""
+    from tests.connectors.test_vectordb_server import WORKFLOW as SERVER_WORKFLOW
+
+    workflow = tmp / "server-workflow.json"
+    workflow.write_text(json.dumps({**SERVER_WORKFLOW, "reprocess_all": True}))
+    args = ["run", str(workflow), "-i", str(inputs), "--destination", str(connector)]
+    args += ["--workspace", str(tmp / f"ws-{name}"), "--workers", "2", "--json", *extra]
+    result = runner.invoke(app, args)
+    assert result.stdout.lstrip().startswith("{"), (result.output, repr(result.exception))
+    return result.exit_code, json.loads(result.stdout)
+
+
+def server_rows(server: Any, collection: str) -> list[tuple[str, str]]:
+    """(record_id, text) of every row (`rows` fails on a duplicated primary key)."""
+    from tests.connectors.test_vectordb_server import rows
+
+    return sorted((row["record_id"], row["text"]) for row in rows(server, collection))
+
+
+def killed_after_writing(flag: str) -> Callable[[], None]:
+    """A setup hook for every Ray worker process: the first document written to a vectordb
+    destination ends its process right after the write (as a machine lost before the outcome
+    reached the driver); `flag`, a file, says it happened."""
+
+    def hook() -> None:
+        import os
+        from pathlib import Path
+
+        from ingestflow.connectors.vectordb_destination import VectorDBDestination
+
+        write = VectorDBDestination.write
+
+        def killing(self: Any, doc: Any) -> Any:
+            said = write(self, doc)
+            try:
+                with Path(flag).open("x"):
+                    pass
+            except FileExistsError:
+                return said
+            os._exit(17)
+
+        VectorDBDestination.write = killing  # type: ignore[method-assign]
+
+    return hook
+
+
+def test_actors_write_a_milvus_server_with_the_rows_of_a_local_run(
+    tmp_path: Path,
+    ray_cluster: str,
+    milvus_server: Any,
+    driver_writes: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The actors write the rows; one killed right after writing a document loses nothing and
+    leaves no duplicate: the document is redone, and its rows replaced."""
+    import ray
+
+    from tests.connectors.conftest import SERVER_PASSWORD
+    from tests.connectors.test_vectordb_server import connector, make
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md", "page.html"):
+        shutil.copy2(FIXTURES / "docs" / name, folder / name)
+    collections = {name: make(milvus_server, dim=384) for name in ("local", "ray", "killed")}
+    files = {}
+    for name, collection in collections.items():
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps(connector(milvus_server.uri, collection)))
+    code, local = server_run(tmp_path, "local", folder, files["local"])
+    expected = server_rows(milvus_server, collections["local"])
+    assert code == 0 and len({record for record, _ in expected}) == 3
+    driver_writes.clear()
+    address = ("--executor", "ray", "--ray-address", ray_cluster)
+    ray_code, on_ray = server_run(tmp_path, "ray", folder, files["ray"], *address)
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert server_rows(milvus_server, collections["ray"]) == expected
+    assert driver_writes == []  # every row came from an actor
+    assert SERVER_PASSWORD not in json.dumps(on_ray)
+
+    flag = tmp_path / "killed"
+    init = ray.init
+
+    def init_with_hook(*args: Any, **kwargs: Any) -> Any:
+        kwargs["runtime_env"] = {"worker_process_setup_hook": killed_after_writing(str(flag))}
+        return init(*args, **kwargs)
+
+    monkeypatch.setattr(ray, "init", init_with_hook)
+    ray_code, killed = server_run(tmp_path, "killed", folder, files["killed"], *address)
+    assert flag.is_file()  # an actor died after a write
+    assert (ray_code, counts(killed)) == (code, counts(local))
+    assert server_rows(milvus_server, collections["killed"]) == expected
+    assert driver_writes == []
+
+
+# --- the actors read the source ---------------------------------------------------------------
+
+
+def test_actors_read_the_wiki_pages(
+    tmp_path: Path,
+    ray_cluster: str,
+    wiki: Any,  # noqa: F811  (the fixture imported above)
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The driver lists the pages; each actor reads the pages it runs with a client of its own
+    (the credentials reach it, never the job record); the same outputs as a local run."""
+    from ingestflow.connectors.wiki_source import WikiSource
+    from tests.runner import test_wiki_run as wiki_run
+
+    source = wiki_run.connector(tmp_path, wiki, extract_files=False)  # images inlined, by actors
+    workflow = tmp_path / "wiki-workflow.json"
+    workflow.write_text(json.dumps(wiki_run.WORKFLOW))
+
+    def wiki_run_(name: str, *extra: str) -> tuple[int, dict[str, Any]]:
+        args = ["run", str(workflow), "--source", str(source), "-o", str(tmp_path / name)]
+        args += ["--workspace", str(tmp_path / f"ws-{name}"), "--workers", "2", "--json"]
+        result = runner.invoke(app, [*args, *extra])
+        assert result.stdout.lstrip().startswith("{"), (result.output, repr(result.exception))
+        return result.exit_code, json.loads(result.stdout)
+
+    code, local = wiki_run_("local")
+    assert code == 0 and len(local["files"]) == 5
+    read_here: list[str] = []
+    monkeypatch.setattr(WikiSource, "read_page", lambda self, *a: read_here.append(a[1]))
+    page_reads = len(wiki.requests_to("/rest/api/content/11"))
+    address = ("--executor", "ray", "--ray-address", ray_cluster, "--ray-shared-fs")
+    ray_code, on_ray = wiki_run_("ray", *address)
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    assert read_here == []  # no page read by the driver
+    assert len(wiki.requests_to("/rest/api/content/11")) == page_reads + 1  # once, by an actor
+    assert wiki_run.TOKEN not in json.dumps(on_ray)
+    assert "source was read by the run's own process" not in (on_ray["message"] or "")
+    # again, incrementally: unchanged pages are skipped on the listing's versions (not read), a
+    # page deleted between the listing and its read fails alone with the source's reason
+    from tests.fakes.confluence import Fault
+
+    wiki.pages["21"].version = 2
+    wiki.pages["21"].body = "<p>Note one, revised.</p>"
+    wiki.pages["22"].version = 2  # listed as changed, then gone when an actor reads it
+    wiki.inject("/rest/api/content/22", Fault.gone())
+    ray_code, again = wiki_run_("ray", *address)
+    assert ray_code == 1
+    status = {f["filename"]: (f["status"], f["error"]) for f in again["files"]}
+    assert status["DEV/21-note-1.html"] == ("SUCCESS", None)
+    assert status["DEV/11-release-plan.html"][0] == "SKIPPED"
+    assert status["DEV/22-note-2.html"] == (
+        "FAILED",
+        "source: page 22: deleted or no longer visible since it was listed (HTTP 404)",
+    )
+    assert len(wiki.requests_to("/rest/api/content/11")) == page_reads + 1  # not read again
+    assert "revised" in (tmp_path / "ray" / "DEV" / "21-note-1.html.json").read_text()
+
+
+def test_an_incremental_ray_run_skips_unchanged_documents_and_removes_deleted_ones(
+    tmp_path: Path, ray_cluster: str, driver_writes: list[str]
+) -> None:
+    """`reprocess_all: false` on Ray, the actors writing: the driver's record of what was
+    written (the unchanged-document index) skips what did not change, and what left the source
+    leaves the output folder."""
+    from tests.runner import test_deletions as deletions
+
+    folder = deletions._inputs(tmp_path)
+    address = ("--executor", "ray", "--ray-address", ray_cluster, "--ray-shared-fs")
+    code, first = deletions._run(tmp_path, *address)
+    assert code == 0 and {f["status"] for f in first["files"]} == {"SUCCESS"}
+    assert deletions._outputs(tmp_path) == ["a.txt.json", "c.html.json", "sub/b.md.json"]
+    (folder / "sub" / "b.md").unlink()
+    (folder / "a.txt").write_text("Alpha document, changed.\n")
+    code, second = deletions._run(tmp_path, *address)
+    assert code == 0, second
+    statuses = {f["filename"]: f["status"] for f in second["files"]}
+    assert statuses == {"a.txt": "SUCCESS", "c.html": "SKIPPED"}
+    assert second["deleted"] == 1 and second["deleted_files"][0]["filename"] == "sub/b.md"
+    assert deletions._outputs(tmp_path) == ["a.txt.json", "c.html.json"]
+    assert "changed" in (tmp_path / "out" / "a.txt.json").read_text()
+    assert driver_writes == []
+
+
+#: Loaded by every Python process of a run started with its folder first on PYTHONPATH (the
+#: driver, and the actors of the local cluster it starts): logs each document a destination
+#: writes, and whether the driver or an actor wrote it; the driver stops the run (SIGINT, as
+#: Ctrl-C) once it has recorded STOP_AFTER documents written.
+STOP_HOOK = """
+import os, signal
+from ingestflow.connectors.local import LocalDestination
+from ingestflow.runner.job import Job
+
+os.environ.setdefault("HOOK_DRIVER", str(os.getpid()))  # the first process: the driver
+write, record = LocalDestination.write, Job.record
+recorded = [0]
+
+
+def logged(self, doc):
+    said = write(self, doc)
+    with open(os.environ["WRITES_LOG"], "a") as log:
+        who = "driver" if os.getpid() == int(os.environ["HOOK_DRIVER"]) else "actor"
+        log.write(f"{who} {doc.filename}\\n")
+    return said
+
+
+def stopping(self, result):
+    record(self, result)
+    recorded[0] += result.status == "SUCCESS"
+    if str(recorded[0]) == os.environ.get("STOP_AFTER"):
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+LocalDestination.write = logged
+Job.record = stopping
+"""
+
+
+def test_a_stopped_ray_job_resumes_in_place(tmp_path: Path) -> None:
+    """A Ray run (its own local cluster, the actors writing) stopped part-way resumes in place
+    (`jobs resume`, on Ray again): every document recorded once, the ones recorded before the
+    stop not written again, all written by actors."""
+    from tests.runner import test_resume as resume
+
+    hooked, args = resume._local(tmp_path)
+    names = [f"d{i:02}.txt" for i in range(12)]  # 3 batches: more than one actor has in flight
+    for path in (tmp_path / "in").iterdir():
+        path.unlink()
+    for i, name in enumerate(names):
+        (tmp_path / "in" / name).write_text(f"Document {i}.\n\nIts own paragraph, number {i}.")
+    (tmp_path / "hooks" / "sitecustomize.py").write_text(STOP_HOOK)
+    stopped = hooked(*args, "--executor", "ray", "--json", STOP_AFTER="1")
+    assert stopped.returncode == 130, stopped.stderr
+    first = json.loads(stopped.stdout)
+    assert first["status"] == "STOPPED"
+    recorded = {f["filename"] for f in first["files"] if f["status"] == "SUCCESS"}
+    assert 0 < len(recorded) < len(names)
+    writers = {line.split()[0] for line in hooked.log.read_text().splitlines()}
+    done, record = hooked.resume(first["id"])
+    assert done.returncode == 0, done.stderr
+    assert record["id"] == first["id"] and record["status"] == "COMPLETED"
+    rewritten = [line.split() for line in hooked.log.read_text().splitlines()]
+    assert rewritten and not recorded & {name for _, name in rewritten}  # only what was left
+    assert sorted(f["filename"] for f in record["files"]) == names
+    assert {f["status"] for f in record["files"]} == {"SUCCESS"}
+    written = sorted(p.name for p in (tmp_path / "out").glob("*.json"))
+    assert written == [f"{n}.json" for n in names]
+    assert writers | {who for who, _ in rewritten} == {"actor"}
+
+
+def test_milvus_lite_is_written_by_the_driver_and_the_job_says_so(
+    tmp_path: Path, ray_cluster: str
+) -> None:
+    """A Lite .db is one process's file: on Ray the driver writes it (the actors process), and
+    the job's message says so."""
+    from tests.runner.test_crash import EXE
+    from tests.runner.test_deletions import _rows
+    from tests.runner.test_vectordb_kill import setup
+
+    docs, conn, wf = setup(tmp_path)
+    ran = subprocess.run(
+        [
+            *(*EXE, "run", str(wf), "-i", str(docs), "--destination", str(conn)),
+            *("--workspace", str(tmp_path / "ws"), "--json", "--workers", "2"),
+            *("--executor", "ray", "--ray-address", ray_cluster),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, ran.stderr
+    record = json.loads(ran.stdout)
+    assert "takes one writer (Milvus Lite" in record["message"]
+    rows = _rows(tmp_path / "milvus.db")
+    assert {record_id for record_id, _ in rows} == {f["file_id"] for f in record["files"]}
+
+
+# Last of the in-process runs: after a run on a local cluster of its own, the actors this
+# process then starts on the session cluster die before they run (Ray keeps state of the local
+# cluster in the process, RAY_AUTH_MODE=token among it; putting the environment back is not
+# enough). One run a process is the CLI's and the job processes' case.
+def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
+    tmp_path: Path, no_ray_left: None
+) -> None:
+    pytest.importorskip("ray")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("notes.txt", "guide.md"):
+        shutil.copy2(FIXTURES / "docs" / name, folder / name)
+    code, local = run(tmp_path, "local", folder)
+    ray_code, on_ray = run(tmp_path, "ray", folder, "--executor", "ray")  # starts its own
+    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")

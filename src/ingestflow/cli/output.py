@@ -54,6 +54,7 @@ FLAGS = {
     "execution.workers": "--workers",
     "execution.executor": "--executor",
     "execution.ray_address": "--ray-address",
+    "execution.ray_shared_fs": "--ray-shared-fs",
     "execution.doc_timeout": "--doc-timeout",
 }
 

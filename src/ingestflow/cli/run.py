@@ -94,6 +94,15 @@ RayAddress = Annotated[
         "a local cluster started for the run).",
     ),
 ]
+RayShared = Annotated[
+    bool,
+    typer.Option(
+        "--ray-shared-fs",
+        help="With --executor ray and --ray-address: every machine of the cluster sees the "
+        "input and output folders at the same paths (a shared file system), so the actors read "
+        "the files and write the outputs themselves (always so on a local cluster).",
+    ),
+]
 OnOversize = Annotated[
     list[str] | None,
     typer.Option(
@@ -144,6 +153,7 @@ def run(
     no_cache: NoCache = False,
     executor: Executor = "local",
     ray_address: RayAddress = None,
+    ray_shared_fs: RayShared = False,
     doc_timeout: DocTimeout = 1800,
     keep_deleted: KeepDeleted = False,
 ) -> None:
@@ -182,7 +192,12 @@ def run(
             workflow_id=f"file:{workflow.resolve()}",
             keep_deleted=keep_deleted,
             execution=ExecutionOptions(
-                workers, executor, ray_address, doc_timeout or None, preload=True
+                workers,
+                executor,
+                ray_address,
+                doc_timeout or None,
+                preload=True,
+                ray_shared_fs=ray_shared_fs,
             ),
         )
         code = run_in_foreground(

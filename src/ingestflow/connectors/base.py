@@ -35,6 +35,13 @@ class Source:
         them all. A source that cannot tell says so: removing needs a whole listing."""
         return f"the {self.name} source cannot tell whether it listed every document"
 
+    def read_in_workers(self) -> bool:
+        """From now on, yield documents without their content, which the worker that runs each
+        one reads itself (`Document.fetch`, with a client of its own): True when this source can
+        (its documents are reachable from every machine), False when it yields the content as
+        before (the default)."""
+        return False
+
     def suffixes(self) -> set[str] | None:
         """The file name extensions (lowercase, with the dot) the documents are likely to have,
         from a quick look before the run, or None when the source cannot tell: a hint for what
@@ -46,6 +53,8 @@ class Destination:
     """Where elements go. `write()` replaces the document's earlier output as a unit."""
 
     name = "destination"
+    #: writes files under a folder: other machines may write it only when they share it
+    writes_a_folder = False
 
     def precheck(self, embedding_dimension: int | None) -> None:
         """Connect and check the target fits the workflow (ConnectorError when not), before any
@@ -64,6 +73,13 @@ class Destination:
         from ingestflow.errors import DocumentError
 
         raise DocumentError(f"the {self.name} destination cannot remove a document's output")
+
+    def for_workers(self) -> Destination | None:
+        """A copy of this destination, not yet opened, that worker processes (Ray actors, on
+        any machine) open with `precheck` and write with, each document still replaced as a
+        unit; this one stays the run's for `has` and `delete`. None when only this process may
+        write (the default; Milvus Lite: one process's file)."""
+        return None
 
     def has(self, doc: Document) -> bool | None:
         """Whether the destination holds the document's output now (a run skips an unchanged

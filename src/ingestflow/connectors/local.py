@@ -248,6 +248,7 @@ class LocalDestination(Destination):
     """Writes `DIR/<relative path>.json`, atomically: a crash never leaves a half file."""
 
     name = "local"
+    writes_a_folder = True
 
     def __init__(self, output_dir: Path) -> None:
         self.output_dir = Path(output_dir)
@@ -285,6 +286,11 @@ class LocalDestination(Destination):
         """Let other runs write the folder."""
         self.lock.release()
 
+    def for_workers(self) -> Destination | None:
+        """A writer of the same folder for worker processes (which must see it at the same path:
+        a shared folder on a cluster); the run holds the folder's lock."""
+        return SharedFolderWriter(self.output_dir)
+
     def target(self, doc: Document) -> Path:
         """Where a document's elements go; never outside the output folder."""
         target = (self.output_dir / f"{doc.filename}.json").resolve()
@@ -314,6 +320,28 @@ class LocalDestination(Destination):
         """Write the document's elements as a JSON list, replacing any earlier file."""
         write_json_atomic(self.target(doc), doc.elements)
         return []
+
+
+class SharedFolderWriter(LocalDestination):
+    """A worker's writer into a run's output folder: the run (`LocalDestination`) checked the
+    folder, cleaned it up and holds its lock; this only writes files."""
+
+    def precheck(self, embedding_dimension: int | None) -> None:
+        """The folder is there (the run made it)."""
+        from ingestflow.errors import ConnectorError
+
+        if not self.output_dir.is_dir():
+            raise ConnectorError(
+                f"output folder {self.output_dir} is not there on this machine: the workers "
+                "write the output folder themselves, so it must be a folder every machine sees "
+                "at the same path"
+            )
+
+    def close(self) -> None:
+        """Nothing to release: the run holds the folder's lock."""
+
+    def for_workers(self) -> Destination | None:
+        return SharedFolderWriter(self.output_dir)
 
 
 class LocalConfig(Model):

@@ -139,6 +139,18 @@ class VectorDBDestination(Destination):
             f"user={self.milvus.user!r}, password={MASK!r})"
         )
 
+    def for_workers(self) -> Destination | None:
+        """A copy for worker processes, each with a client of its own (a server: `http://…`);
+        None for Milvus Lite, a file only one process may open: the run writes it."""
+        if self.milvus.lite:
+            return None
+        copy = VectorDBDestination.__new__(VectorDBDestination)
+        copy.__dict__.update(self.__dict__)  # the target, collection, policies, batch size
+        copy._client = copy._builder = copy._schema = copy._by_record = None
+        copy._owner = {}
+        copy.row_index = False  # other writers: every lookup asks the server
+        return copy
+
     # --- precheck ------------------------------------------------------------------------
 
     def precheck(self, embedding_dimension: int | None) -> None:

@@ -18,8 +18,11 @@ per-file failure and goes on.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import pickle
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -91,6 +94,7 @@ class WikiSource(Source):
         self._docs = WikiDocuments(config.url, netloc.lower(), config.cloud)
         self._origin = media.origin(config.url)
         self._safe_url = parts._replace(netloc=netloc).geturl()
+        self._refer = False  # list pages as references, read by the workers (`WikiPage`)
 
     def __repr__(self) -> str:
         return (
@@ -202,6 +206,15 @@ class WikiSource(Source):
 
     # -- documents ----------------------------------------------------------------------------
 
+    def read_in_workers(self) -> bool:
+        """List pages as references (`WikiPage`: id, title, version) that the workers read, each
+        with a client of its own; not with `extract_files`, whose attachments are known only
+        from the page's HTML, which the listing then reads as before."""
+        if self.config.extract_files:
+            return False
+        self._refer = True
+        return True
+
     def suffixes(self) -> set[str] | None:
         """Pages are HTML; attachments, when extracted, are not known before the run."""
         return {".html"}
@@ -246,7 +259,10 @@ class WikiSource(Source):
                 yield self._failed_listing(key, exc)
                 return
             count += 1
-            yield from self._page_documents(key, entry)
+            if self._refer:
+                yield self._page_reference(key, entry)
+            else:
+                yield from self._page_documents(key, entry)
 
     def _page_documents(self, space_key: str, entry: dict[str, Any]) -> Iterator[Document]:
         page_id, title = str(entry.get("id")), str(entry.get("title") or "")
@@ -275,6 +291,30 @@ class WikiSource(Source):
         yield doc
         for attachment in attachments:
             yield self._attachment_document(doc, space_key, page_id, attachment)
+
+    def _page_reference(self, space_key: str, entry: dict[str, Any]) -> Document:
+        """A listed page, not read yet: what the run needs to plan and record it (id, name,
+        version), and what a worker needs to read it (`WikiPage.fetch`)."""
+        page_id, title = str(entry.get("id")), str(entry.get("title") or "")
+        version = str((entry.get("version") or {}).get("number", "")) or None
+        named = self._docs.failed_page(space_key, page_id, title, "")  # its id, name and url
+        return WikiPage(
+            id=named.id,
+            record_id=named.record_id,
+            filename=named.filename,
+            version=version,
+            mime_type="text/html",
+            data_source=named.data_source,
+            config=self.config,
+            policy=self.policy,
+            space_key=space_key,
+            page_id=page_id,
+            title=title,
+        )
+
+    def read_page(self, space_key: str, page_id: str, title: str) -> Document:
+        """One page, read now (a FailedDocument when it cannot be), without its attachments."""
+        return next(iter(self._page_documents(space_key, {"id": page_id, "title": title})))
 
     def _page_document(
         self, space_key: str, page: dict[str, Any], view: str
@@ -371,6 +411,46 @@ class WikiSource(Source):
         response = self.session.get(url, timeout=self.policy.timeout)
         response.raise_for_status()
         return response.content
+
+
+@dataclass
+class WikiPage(Document):
+    """A page the driver listed and a worker reads (`fetch`), with a reader of its own for the
+    wiki (its credentials travel in `config`, whose secrets never show in a repr or message)."""
+
+    config: WikiConfig | None = None
+    policy: HttpPolicy | None = None
+    space_key: str = ""
+    page_id: str = ""
+    title: str = ""
+
+    def fetch(self) -> Document:
+        """The page, read from the wiki by this process (a FailedDocument when it cannot be)."""
+        assert self.config is not None
+        return _reader(self.config, self.policy).read_page(self.space_key, self.page_id, self.title)
+
+    def read_bytes(self) -> bytes:
+        """The page's HTML, read now."""
+        return self.fetch().read_bytes()
+
+    def content_hash(self) -> str:
+        """The hash of the page's HTML, read now."""
+        return self.fetch().content_hash()
+
+    def __repr__(self) -> str:
+        return f"WikiPage(id={self.id!r}, filename={self.filename!r}, version={self.version!r})"
+
+
+#: One reader a wiki in this process (a worker reads many pages of a run).
+_READERS: dict[str, WikiSource] = {}
+
+
+def _reader(config: WikiConfig, policy: HttpPolicy | None) -> WikiSource:
+    """This process's reader of the wiki `config` names (with its credentials)."""
+    key = hashlib.sha256(pickle.dumps((config, policy))).hexdigest()
+    if key not in _READERS:
+        _READERS[key] = WikiSource(config, policy)
+    return _READERS[key]
 
 
 def check_connection(config: WikiConfig, policy: HttpPolicy | None = None) -> ConnectionCheck:

@@ -156,6 +156,7 @@ class JobRunner:
     def _stream(self) -> None:
         """Every admitted document through the executor the options name."""
         with self._executor() as executor:
+            self.job.notes.extend(getattr(executor, "notes", []))
             # a long document stops before the batched stage (the embedder), whose work is then
             # spread over the workers in slices of its elements (not with one worker)
             fan_at = None
@@ -175,7 +176,7 @@ class JobRunner:
         if self.opts.executor == "ray":
             from ingestflow.runner.executors.ray import RayExecutor
 
-            return RayExecutor(self.plan, self.opts, self.stopper)
+            return RayExecutor(self.plan, self.opts, self.stopper, self.destination, self.source)
         from ingestflow.runner.executors.local import InProcess, LocalPool
 
         workers = self.opts.worker_count()

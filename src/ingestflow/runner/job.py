@@ -1,5 +1,6 @@
 """The job record of one run: its creation, each document's result (written to the destination
-here, in the driver), the node figures and counts, the live progress, and its outcome."""
+here, unless a worker wrote it: Ray), the node figures and counts, the live progress, and its
+outcome."""
 
 from __future__ import annotations
 
@@ -156,7 +157,8 @@ class Job:
         )
 
     def collect(self, results: list[worker.DocResult]) -> None:
-        """Write finished documents to the destination and record each one's result."""
+        """Write finished documents to the destination (those a worker has not written) and
+        record each one's result."""
         for r in results:
             self._collect_one(r)
         self.ws.update_job(self.job_id, nodes=self.stats)
@@ -179,7 +181,11 @@ class Job:
                 count_in = count_out
         warnings = list(doc.warnings)
         error = r.error
-        if r.ok:
+        written = len(doc.elements)
+        if r.ok and r.written is not None:  # the worker wrote it (Ray: `Destination.for_workers`)
+            warnings += r.written.warnings
+            error, written = r.written.error, r.written.elements
+        elif r.ok:
             try:
                 warnings += self.destination.write(doc)
             except Exception as exc:  # a destination failure fails this document alone
@@ -215,7 +221,7 @@ class Job:
                 doc.filename,
                 "SUCCESS" if ok else "FAILED",
                 error=error,
-                elements=len(doc.elements) if ok else 0,
+                elements=written if ok else 0,
                 output=output,
                 warnings=warnings,
                 version=doc.version,

@@ -25,6 +25,7 @@ class RunOptions:
     doc_timeout: float | None = 1800.0  # seconds a document may spend in one node
     executor: str = "local"  # "local" (worker processes) or "ray" (runner.executors.ray)
     ray_address: str | None = None  # None: a local Ray cluster for the run; "auto", "ray://…"
+    ray_shared_fs: bool = False  # every Ray machine sees the local folders (docs/ray.md)
     preload: bool = False  # workers forked from a preloaded server where it pays (runner.preload)
     source_key: str | None = None  # what was listed (runner.deletions); None: uploads
     keep_deleted: bool = False  # keep what left the source in the destination

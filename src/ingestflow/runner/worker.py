@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingestflow.connectors.base import Destination
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, one_line
 from ingestflow.runner import pools
@@ -39,6 +40,33 @@ class DocResult:
     node_metrics: dict[str, list[float]] = field(default_factory=dict)
     # per node (traced runs): the document's warnings and stats once the node was done
     node_notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # set when the worker wrote the document to the destination itself (`write_results`)
+    written: Written | None = None
+
+
+@dataclass
+class Written:
+    """A document a worker wrote to the destination: how many elements (they are not sent
+    back), the destination's warnings, or why the write failed."""
+
+    elements: int
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def write_results(results: list[DocResult], destination: Destination) -> list[DocResult]:
+    """Write each finished document to `destination` (opened by the caller), as a unit, and
+    drop its elements from the result: the run records the outcome (`Job.collect`)."""
+    for r in results:
+        if not r.ok:
+            continue
+        elements = len(r.doc.elements)
+        try:
+            r.written = Written(elements, destination.write(r.doc))
+        except Exception as exc:  # a destination failure fails this document alone
+            r.written = Written(elements, error=f"destination: {reason(exc)}")
+        r.doc.elements = []
+    return results
 
 
 def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool = False) -> None:
@@ -126,8 +154,13 @@ def process_batch(
     docs: list[Document], trace: bool, start: int = 0, stop: int | None = None
 ) -> list[DocResult]:
     """Run the stages (all, or those from `start` up to `stop`) over a batch: per document, or
-    across the batch for batched stages."""
-    return _run([DocResult(doc) for doc in docs], _stages()[start:stop], trace)
+    across the batch for batched stages. A document its source could not read (`error`, when
+    a worker reads it: `Document.fetch`) fails at the first stage with the source's reason."""
+    results = [DocResult(doc) for doc in docs]
+    for r in results:
+        if r.doc.error is not None:
+            r.ok, r.error, r.failed_node = False, f"source: {r.doc.error}", _stages()[0][0]
+    return _run(results, _stages()[start:stop], trace)
 
 
 def process_part(

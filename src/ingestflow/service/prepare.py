@@ -99,6 +99,7 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
         doc_timeout=run.doc_timeout,
         executor=run.executor,
         ray_address=run.ray_address,
+        ray_shared_fs=run.ray_shared_fs,
         reuse=_reuse(ws, plan, r),
         workers=run.workers,
         trace=r.trace,

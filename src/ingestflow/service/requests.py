@@ -30,13 +30,16 @@ class ExecutionOptions:
     """How a run's documents are processed: where, by how many workers, how long each may take.
 
     `preload`: this process runs this one job, so its workers may be forked from a server that
-    loads their libraries once (`runner.preload`)."""
+    loads their libraries once (`runner.preload`). `ray_shared_fs`: on a Ray cluster, every
+    machine sees the local input and output folders at the same paths (the actors read and
+    write them; `docs/ray.md`)."""
 
     workers: int = 0
     executor: str = "local"
     ray_address: str | None = None
     doc_timeout: float | None = 1800.0
     preload: bool = False
+    ray_shared_fs: bool = False  # Ray: every machine sees the local input and output folders
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,17 @@
 """Run a plan on Ray (`ingestflow run --executor ray`): the same plan, tasks, stages and outputs
 as the local executor, on a pool of Ray actors.
 
-The driver (this process) reads the source and plans the tasks (`runner.tasks`: a long document
+The driver (this process) lists the source and plans the tasks (`runner.tasks`: a long document
 is split into page ranges and joined, as locally), ships each task to an actor, and hands each
-result back to the runner, which writes it to the destination and the job record. Each actor is
-one worker process holding the plan's stages (`worker.init_worker`), running the calls it is
-sent (`worker.Call`). Work in flight is bounded: at most `PER_ACTOR` tasks an actor. Documents
-go as bytes, unless `INGESTFLOW_RAY_SHARED_FS=1` says the actors read the same file system as
-the driver (then as paths). An actor that dies takes only its tasks' results with it: each
-document is retried alone on an actor that runs nothing else, and one that kills that actor
-too fails alone ("the worker process crashed on this document").
+outcome back to the runner, which records the job. Each actor is one worker process holding the
+plan's stages (`worker.init_worker`), running the calls it is sent (`worker.Call`), and, where
+the destination allows it (`Destination.for_workers`), writing each document it finishes to the
+destination itself: only the outcome comes back. Work in flight is bounded: at most `PER_ACTOR`
+tasks an actor. Local files go as paths when every machine sees them (a local cluster,
+`--ray-shared-fs`, or `INGESTFLOW_RAY_SHARED_FS=1`), else as bytes. An actor that dies takes only
+its tasks with it: each document is redone alone on an actor that runs nothing else (written
+again, replacing what the dead actor may have written), and one that kills that actor too fails
+alone ("the worker process crashed on this document").
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
 from ingestflow.runner import worker
 from ingestflow.runner.executors.base import Executor, OnResult
 from ingestflow.runner.plan import Plan
 from ingestflow.runner.stopping import Stopper
-from ingestflow.runner.tasks import Task, alone, call, crashed, documents
+from ingestflow.runner.tasks import Join, Task, WholeDocuments, alone, call, crashed, documents
 
 if TYPE_CHECKING:
     from ingestflow.runner.options import RunOptions
@@ -49,7 +52,13 @@ class StagesActor:
     """What runs in one Ray actor: the plan's stages, opened once (when first needed), applied to
     the calls it is sent. Wrapped with `ray.remote` by `RayExecutor` (Ray is imported lazily)."""
 
-    def __init__(self, plan: Plan, torch_threads: int) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        torch_threads: int,
+        writer: Destination | None = None,
+        dimension: int | None = None,
+    ) -> None:
         # Ctrl-C is the driver's to handle: it stops the job between documents
         with suppress(ValueError):  # (not the main thread: nothing to ignore)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -60,8 +69,36 @@ class StagesActor:
         self.spool = spool_root()
         self.spool.mkdir(parents=True, exist_ok=True)
         _sweep(self.spool)
+        self.writer = writer  # this actor's own destination, opened when it first writes
+        self.dimension = dimension
+        self.opened = False
 
-    def process(self, sent: worker.Call, stamps: list[Stamp | None]) -> Any:
+    def where(self) -> tuple[int, str]:
+        """This actor's process id and the `ingestflow` package it runs (for checks)."""
+        import ingestflow
+
+        return os.getpid(), str(ingestflow.__file__)
+
+    def process(self, sent: worker.Call, stamps: list[Stamp | None], write: bool = False) -> Any:
+        """The call, run here; with `write`, each document it finishes is written to the
+        destination here, and only its outcome goes back (`worker.write_results`)."""
+        result = self._run(sent, stamps)
+        if not write or self.writer is None:
+            return result
+        if not self.opened:
+            try:
+                self.writer.precheck(self.dimension)
+            except Exception as exc:  # every document says why; the next call tries again
+                error = f"destination: {worker.reason(exc)}"
+                for r in result:
+                    if r.ok:
+                        r.written = worker.Written(len(r.doc.elements), error=error)
+                        r.doc.elements = []
+                return result
+            self.opened = True
+        return worker.write_results(result, self.writer)
+
+    def _run(self, sent: worker.Call, stamps: list[Stamp | None]) -> Any:
         """The call, run here. A document shipped as bytes that was a file is written to a
         local spool file first, with the file's modification time, so its elements carry the
         same metadata (`last_modified`) as with the local executor. The spool is not under the
@@ -71,7 +108,7 @@ class StagesActor:
             tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=self.spool) as spool,
             tempfile.TemporaryDirectory(prefix="ingestflow-ray-") as temp,
         ):
-            docs = list(sent.docs)
+            docs = [doc.fetch() for doc in sent.docs]  # a source's references, read here
             for index, (doc, stamp) in enumerate(zip(docs, stamps, strict=True)):
                 if stamp is None or doc.data is None:
                     continue
@@ -123,7 +160,14 @@ class RayExecutor(Executor):
     the cluster at `options.ray_address`. Inside the context, the cluster is reachable and
     `workers` is the pool's size; after it, no process of a local cluster remains."""
 
-    def __init__(self, plan: Plan, options: RunOptions, stopper: Stopper) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        options: RunOptions,
+        stopper: Stopper,
+        destination: Destination | None = None,
+        source: Source | None = None,
+    ) -> None:
         try:
             import ray
         except ImportError as exc:
@@ -134,9 +178,40 @@ class RayExecutor(Executor):
         self.stopper = stopper
         self.trace = options.trace
         self.node_id = plan.nodes[0].id  # where a crashed document fails
-        self.shared_fs = os.environ.get(SHARED_FS_ENV, "").strip() == "1"
+        # local folders every actor sees at the same path: its own cluster is this machine
+        self.shared_fs = (
+            options.ray_shared_fs
+            or not options.ray_address
+            or os.environ.get(SHARED_FS_ENV, "").strip() == "1"
+        )
         self._before: set[int] = set()
         self._stack = ExitStack()  # Ray's own lines kept off the terminal while inside
+        self.writer, self.notes = self._writer(destination)
+        if source is not None and not source.read_in_workers() and source.name != "local":
+            self.notes.append(
+                f"the {source.name} source was read by the run's own process (it cannot hand "
+                "the actors references to read themselves with these settings)"
+            )
+
+    def _writer(self, destination: Destination | None) -> tuple[Destination | None, list[str]]:
+        """The destination the actors write with (None: this process writes every document),
+        and what the job's message says when it is not them."""
+        if destination is None:
+            return None, []
+        writer = destination.for_workers()
+        if writer is None:
+            why = " (Milvus Lite: a file only one process may open)"
+            return None, [
+                f"the {destination.name} destination takes one writer"
+                f"{why if destination.name == 'vectordb' else ''}: the run's own process wrote "
+                "every document, the Ray actors processed them"
+            ]
+        if destination.writes_a_folder and not self.shared_fs:
+            return None, [
+                "the output folder is not declared shared (--ray-shared-fs): the run's own "
+                "process wrote every document, the Ray actors processed them"
+            ]
+        return writer, []
 
     def __enter__(self) -> RayExecutor:
         import psutil
@@ -239,12 +314,14 @@ class _Pool:
         self.actor_class = ray.remote(StagesActor).options(
             num_cpus=1, max_restarts=0, max_task_retries=0
         )
+        self.writer = executor.writer
+        self.dimension = executor.plan.embed_dimension
         self.slots = [self._new_slot() for _ in range(workers)]
         self.pending: dict[Any, tuple[_Sent, _Slot]] = {}
         self.queue: deque[_Sent] = deque()
 
     def _new_slot(self) -> _Slot:
-        return _Slot(self.actor_class.remote(self.plan, self.threads))
+        return _Slot(self.actor_class.remote(self.plan, self.threads, self.writer, self.dimension))
 
     def run(self, tasks: Iterator[Task]) -> None:
         """Submit every task (at most PER_ACTOR in flight an actor) and hand back every result."""
@@ -277,7 +354,7 @@ class _Pool:
             self.queue.popleft()
             slot.load += PER_ACTOR if sent.alone else 1
             shipped, stamps = self._shipped(call(sent.task, self.executor.trace))
-            ref = slot.actor.process.remote(shipped, stamps)
+            ref = slot.actor.process.remote(shipped, stamps, _final(sent.task))
             self.pending[ref] = (sent, slot)
 
     def _shipped(self, sent: worker.Call) -> tuple[worker.Call, list[Stamp | None]]:
@@ -356,6 +433,12 @@ class _Pool:
     def _kill(self, slot: _Slot) -> None:
         with suppress(Exception):  # already gone
             self.ray.kill(slot.actor, no_restart=True)
+
+
+def _final(task: Task) -> bool:
+    """Whether a task's documents are finished when it is: written where the actors write (not
+    a page range, an embedding slice, or the first stages of a document spread over them)."""
+    return isinstance(task, WholeDocuments | Join) and task.stop is None
 
 
 def _reap(processes: list[Any], timeout: float = 10.0) -> None:
