@@ -60,10 +60,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-# this checkout's code, in this process and in every run (Ray's actors inherit the variable)
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")) if p
-)
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(REPO / "src"), str(REPO)]
 from bench_peer import WORKFLOW, bench_docs, count, ingestflow_run  # noqa: E402
 
@@ -748,6 +744,14 @@ def table(summary_: dict, milvus: bool) -> str:
     return "\n".join(lines)
 
 
+def use_this_checkout() -> None:
+    """This checkout's code in every run and its Ray actors (they inherit PYTHONPATH), whatever
+    `.venv`'s editable install points at."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")) if p
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=8)
@@ -774,6 +778,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
+    use_this_checkout()
     names = [n.strip() for n in args.runs.split(",") if n.strip()]
     if unknown := [n for n in names if n not in RUNS]:
         sys.exit(f"bench_ray: unknown runs {unknown}; known: {list(RUNS)}")
