@@ -788,6 +788,7 @@ def main() -> None:
     files = inputs(folder, args.copies, args.files)
     cpus = len(os.sched_getaffinity(0))
     set_size = len(bench_docs()[: args.files])
+    began = time.monotonic()
     report: dict[str, Any] = {
         "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": cpus, "python": platform.python_version(), "load": os.getloadavg()},
@@ -834,6 +835,7 @@ def main() -> None:
             milvus.stop()
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+    report["duration_min"] = round((time.monotonic() - began) / 60, 1)
     print(table(report, milvus is not None))
     if "same_rows" in report:
         print(f"every run wrote the same rows: {report['same_rows']}")
