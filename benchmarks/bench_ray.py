@@ -744,6 +744,30 @@ def table(summary_: dict, milvus: bool) -> str:
     return "\n".join(lines)
 
 
+PLACEHOLDER = re.compile(r"<measured: ([^>]+)>")
+
+
+def field(report: Any, path: str) -> Any:
+    """A field of the JSON report by its path: `costs.w`, `runs."ray x2".rows`, `wait_probe[1]`."""
+    for part in re.findall(r'"[^"]+"|\[\d+\]|[^.\[\]]+', path):
+        report = report[int(part[1:-1])] if part.startswith("[") else report[part.strip('"')]
+    return report
+
+
+def placeholders(report_path: Path) -> None:
+    """Each `<measured: FIELD>` of docs/ray.md and RESULTS.md with its value in a --json report
+    (those that are not a field are to be written by hand)."""
+    report = json.loads(report_path.read_text())
+    for doc in (REPO / "docs" / "ray.md", REPO / "benchmarks" / "RESULTS.md"):
+        for found in PLACEHOLDER.finditer(doc.read_text()):
+            path = " ".join(found.group(1).split())
+            try:
+                value: Any = field(report, path)
+            except (KeyError, IndexError, TypeError, ValueError):
+                value = "(by hand)"
+            print(f"{doc.relative_to(REPO)}: <measured: {path[:70]}> = {value}")
+
+
 def use_this_checkout() -> None:
     """This checkout's code in every run and its Ray actors (they inherit PYTHONPATH), whatever
     `.venv`'s editable install points at."""
@@ -777,7 +801,17 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--placeholders",
+        type=Path,
+        metavar="REPORT",
+        help="run nothing: print the value a --json report gives each <measured: FIELD> of "
+        "docs/ray.md and RESULTS.md",
+    )
     args = parser.parse_args()
+    if args.placeholders:
+        placeholders(args.placeholders)
+        return
     use_this_checkout()
     names = [n.strip() for n in args.runs.split(",") if n.strip()]
     if unknown := [n for n in names if n not in RUNS]:

@@ -93,3 +93,13 @@ def test_costs_and_the_model() -> None:
     assert scale["driver_link_mb_per_s_bytes"] == pytest.approx(128.0)
     assert scale["milvus_rows_per_s"] == 25600 and scale["milvus_lookups_per_s"] == 2560
     assert scale["milvus_server_cores_needed"] == pytest.approx(25.6)
+
+
+def test_a_placeholder_names_a_field_of_the_report() -> None:
+    report = {"runs": {"ray x2": {"rows": 4296}}, "wait_probe": [{"cpu_ms": 0.1}, {"cpu_ms": 1.1}]}
+    assert bench_ray.field(report, 'runs."ray x2".rows') == 4296
+    assert bench_ray.field(report, "wait_probe[1].cpu_ms") == 1.1
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ray.md").read_text()
+    assert "costs.worker_cpu_s_per_doc" in [
+        m.group(1) for m in bench_ray.PLACEHOLDER.finditer(text)
+    ]
