@@ -31,7 +31,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# ../shared beside the checkout (a worktree one level deeper finds it further up)
+SHARED = next(
+    (p / "shared" for p in REPO.parents if (p / "shared" / "corpus").is_dir()),
+    REPO.parent / "shared",
+)
 PEER_TOOLS = SHARED / "tools" / "peer"
 CORPUS = SHARED / "corpus" / "docs"
 CHUNK_MAX = 896
