@@ -20,7 +20,7 @@ from ingestflow.store.job_rows import NodeStats
 from tests.fakes.confluence import FakeConfluence
 from tests.runner import test_wiki_run as wiki_run
 from tests.runner.test_crash import EXE, _workflow
-from tests.runner.test_deletions import _rows
+from tests.runner.test_vectordb_kill import _rows
 from tests.runner.test_vectordb_kill import setup as milvus_setup
 
 pytestmark = pytest.mark.slow
@@ -111,6 +111,8 @@ def _refused(hooked: Hooked, job_id: str) -> str:
 
 
 def test_a_stopped_job_resumes_in_place_with_what_was_left(tmp_path: Path) -> None:
+    """Also: refused while its workflow file differs from the job's (and resumed once it is
+    the same again); refused once finished."""
     hooked, args = _local(tmp_path)
     stopped = hooked(*args, "--json", STOP_AFTER="1")  # stops after the batch in progress
     assert stopped.returncode == 130, stopped.stderr
@@ -118,6 +120,12 @@ def test_a_stopped_job_resumes_in_place_with_what_was_left(tmp_path: Path) -> No
     assert first["status"] == "STOPPED"
     written = [f["filename"] for f in first["files"] if f["status"] == "SUCCESS"]
     assert 0 < len(written) < len(NAMES)
+    _workflow(tmp_path, name="renamed")
+    refused = _refused(hooked, first["id"])
+    changed = f"the workflow file {tmp_path / 'wf.json'} changed since job {first['id']} ran"
+    assert changed in refused
+    assert "Run the workflow again as a new job" in refused
+    _workflow(tmp_path)  # the job's own workflow again
     done, record = hooked.resume(first["id"])
     assert done.returncode == 0, done.stderr
     assert record["id"] == first["id"] and record["status"] == "COMPLETED"
@@ -168,14 +176,9 @@ def test_a_killed_milvus_job_resumes_with_no_row_twice(tmp_path: Path) -> None:
     assert sum(f["elements"] for f in by_file.values()) == len(rows)
 
 
-def test_resume_refuses_a_changed_workflow_and_a_running_job(tmp_path: Path) -> None:
-    hooked, args = _local(tmp_path)
-    stopped = hooked(*args, "--json", STOP_AFTER="1")
-    job_id = json.loads(stopped.stdout)["id"]
-    _workflow(tmp_path, name="renamed")
-    refused = _refused(hooked, job_id)
-    assert f"the workflow file {tmp_path / 'wf.json'} changed since job {job_id} ran" in refused
-    assert "Run the workflow again as a new job" in refused
+def test_resume_refuses_a_running_job_and_an_unknown_one(tmp_path: Path) -> None:
+    """(A changed workflow is refused in the stopped job's test above.)"""
+    hooked = Hooked(tmp_path)
     ws = Workspace(tmp_path / "ws")
     try:  # a job this (live) process owns and runs
         running = ws.create_job("w", "running", "ephemeral", [NodeStats("n", "n", "t", "s")], {})
