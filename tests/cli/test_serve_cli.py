@@ -1,4 +1,5 @@
-"""`ingestflow serve` as a user starts it: a real process, a real port, a key from `keys create`."""
+"""`ingestflow serve` as a user starts it: a real process, a real port, a key from `keys create`
+(made in this process)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,19 @@ from typing import IO
 
 import httpx
 import pytest
+from typer.testing import CliRunner
+
+from ingestflow.cli import app
 
 EXE = [sys.executable, "-c", "from ingestflow.cli import main; main()"]
+runner = CliRunner()
+
+
+def new_key(workspace: str) -> str:
+    """A key made by `ingestflow keys create` (in this process: only `serve` is about a process)."""
+    made = runner.invoke(app, ["keys", "create", "--workspace", workspace])
+    assert made.exit_code == 0, made.output
+    return made.stdout.strip().splitlines()[-1]
 
 
 class Serving:
@@ -86,11 +98,7 @@ def test_serve_refuses_to_start_without_a_key(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_serve_answers_with_a_key_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     ws = str(tmp_path / "ws")
-    made = subprocess.run(
-        [*EXE, "keys", "create", "--workspace", ws], capture_output=True, text=True, timeout=60
-    )
-    assert made.returncode == 0, made.stderr
-    key = made.stdout.strip().splitlines()[-1]
+    key = new_key(ws)
     server = Serving("--workspace", ws)
     try:
         base = server.base()
@@ -111,11 +119,7 @@ def test_serve_answers_with_a_key_and_stops_cleanly_on_ctrl_c(tmp_path: Path) ->
 @pytest.mark.slow
 def test_serve_max_body_mb_bounds_json_bodies(tmp_path: Path) -> None:
     ws = str(tmp_path / "ws")
-    made = subprocess.run(
-        [*EXE, "keys", "create", "--workspace", ws], capture_output=True, text=True, timeout=60
-    )
-    assert made.returncode == 0, made.stderr
-    key = made.stdout.strip().splitlines()[-1]
+    key = new_key(ws)
     server = Serving("--workspace", ws, "--max-body-mb", "1")
     try:
         url = f"{server.base()}/api/v1/workflows"
@@ -134,11 +138,7 @@ def test_serve_max_body_mb_bounds_json_bodies(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_serve_logs_one_line_per_request_without_secrets(tmp_path: Path) -> None:
     ws = str(tmp_path / "ws")
-    made = subprocess.run(
-        [*EXE, "keys", "create", "--workspace", ws], capture_output=True, text=True, timeout=60
-    )
-    assert made.returncode == 0, made.stderr
-    key = made.stdout.strip().splitlines()[-1]
+    key = new_key(ws)
     server = Serving("--workspace", ws)
     secret = "tok-query-secret-5150"
     try:
@@ -169,10 +169,7 @@ def test_serve_logs_one_line_per_request_without_secrets(tmp_path: Path) -> None
 
 def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
     ws = str(tmp_path / "ws")
-    made = subprocess.run(
-        [*EXE, "keys", "create", "--workspace", ws], capture_output=True, text=True, timeout=60
-    )
-    assert made.returncode == 0, made.stderr
+    new_key(ws)
     with socket.create_server(("127.0.0.1", 0)) as held:  # listening: the port is taken
         port = str(held.getsockname()[1])
         result = subprocess.run(

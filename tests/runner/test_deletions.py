@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,8 @@ from typer.testing import CliRunner
 from ingestflow.cli import app
 from tests.fakes.confluence import FakeConfluence, Fault
 from tests.runner import test_wiki_run as wiki_run
-from tests.runner.test_crash import EXE, _workflow
+from tests.runner.test_crash import _workflow
+from tests.runner.test_vectordb_kill import _rows, cli_here
 from tests.runner.test_vectordb_kill import setup as milvus_setup
 
 runner = CliRunner()
@@ -170,44 +169,27 @@ def test_a_removal_that_fails_fails_alone_and_is_tried_again(tmp_path: Path) -> 
 @pytest.mark.slow
 def test_a_deleted_document_leaves_milvus_lite(tmp_path: Path) -> None:
     docs, conn, wf = milvus_setup(tmp_path)
-    args = [*EXE, "run", str(wf), "-i", str(docs), "--destination", str(conn)]
+    db = tmp_path / "milvus.db"
+    args = ["run", str(wf), "-i", str(docs), "--destination", str(conn)]
     args += ["--workspace", str(tmp_path / "ws"), "--workers", "1", "--json"]
-    first = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    assert first.returncode == 0, first.stderr
-    before = _rows(tmp_path / "milvus.db")
+    first = cli_here(db, *args)
+    assert first.exit_code == 0, first.output
+    before = _rows(db)
     ids = {f["filename"]: f["file_id"] for f in json.loads(first.stdout)["files"]}
     assert {r for r, _ in before} == set(ids.values())
     (docs / "garden.md").unlink()
-    kept = subprocess.run([*args, "--keep-deleted"], capture_output=True, text=True, timeout=300)
-    assert kept.returncode == 0, kept.stderr
+    kept = cli_here(db, *args, "--keep-deleted")
+    assert kept.exit_code == 0, kept.output
     assert json.loads(kept.stdout)["deleted"] == 0
-    assert _rows(tmp_path / "milvus.db") == before
-    second = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    assert second.returncode == 0, second.stderr
+    assert _rows(db) == before
+    second = cli_here(db, *args)
+    assert second.exit_code == 0, second.output
     record = json.loads(second.stdout)
     assert record["deleted"] == 1
     assert record["deleted_files"][0]["record_id"] == ids["garden.md"]
-    after = _rows(tmp_path / "milvus.db")
+    after = _rows(db)
     assert after == [row for row in before if row[0] == ids["finance.txt"]]
     assert after  # the other document's rows are all there
-
-
-def _rows(db: Path) -> list[tuple[str, str]]:
-    """The collection's (record_id, text) rows, read in a process of its own (Milvus Lite lets
-    one process at a time open a .db, and lets go of it only when that process ends)."""
-    code = (
-        "import json, sys; from tests.runner.test_vectordb_kill import _rows; "
-        "print(json.dumps(_rows(__import__('pathlib').Path(sys.argv[1]))))"
-    )
-    read = subprocess.run(
-        [sys.executable, "-c", code, str(db)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert read.returncode == 0, read.stderr
-    return [tuple(row) for row in json.loads(read.stdout)]
 
 
 def _wiki_run(tmp: Path, wiki: FakeConfluence) -> tuple[int, Any]:

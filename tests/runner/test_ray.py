@@ -40,14 +40,14 @@ MARKER = b"INGESTFLOW-TEST-KILL-THE-WORKER"
 
 
 def run(
-    tmp: Path, name: str, inputs: Path, *extra: str, workflow: Path = WORKFLOW
+    tmp: Path, name: str, inputs: Path | list[Path], *extra: str, workflow: Path = WORKFLOW
 ) -> tuple[int, dict[str, Any]]:
     """`ingestflow run` in this process (so that a test can patch what the run imports)."""
+    given = [a for p in (inputs if isinstance(inputs, list) else [inputs]) for a in ("-i", str(p))]
     args = [
         "run",
         str(workflow),
-        "--input",
-        str(inputs),
+        *given,
         "--output",
         str(tmp / name),
         "--workspace",
@@ -190,7 +190,11 @@ def _ours(process: psutil.Process, group: int, temp: Path) -> bool:
 
 
 def same_as_local(
-    tmp_path: Path, inputs: Path, address: str, *extra: str, workflow: Path = WORKFLOW
+    tmp_path: Path,
+    inputs: Path | list[Path],
+    address: str,
+    *extra: str,
+    workflow: Path = WORKFLOW,
 ) -> None:
     code, local = run(tmp_path, "local", inputs, workflow=workflow)
     ray_code, on_ray = run(
@@ -207,13 +211,17 @@ def same_as_local(
 
 
 def test_ray_gives_the_local_executors_elements(tmp_path: Path, ray_cluster: str) -> None:
-    same_as_local(tmp_path, FIXTURES / "docs", ray_cluster)
     # the library leaves out some types' file time (HTML, CSV) for a file in the temporary
-    # folder: documents from there come out the same on Ray too
+    # folder: documents from there come out the same on Ray too. One run pair reads both the
+    # fixture documents (written as NAME.json) and a copy in the temporary folder (docs/NAME.json)
     copied = Path(tempfile.mkdtemp(dir=tempfile.gettempdir()))
     try:
         shutil.copytree(FIXTURES / "docs", copied / "docs")
-        same_as_local(tmp_path / "temp", copied / "docs", ray_cluster)
+        same_as_local(tmp_path, [FIXTURES / "docs", copied], ray_cluster)
+        names = sorted(p.name for p in (FIXTURES / "docs").iterdir())
+        ray = tmp_path / "ray"
+        written = sorted(str(p.relative_to(ray)) for p in ray.rglob("*.json"))
+        assert written == sorted([f"{n}.json" for n in names] + [f"docs/{n}.json" for n in names])
     finally:
         shutil.rmtree(copied)
 

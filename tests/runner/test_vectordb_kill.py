@@ -1,5 +1,9 @@
 """The Milvus writer's per-document replace holds when the process is killed between its steps:
-a re-run leaves every record with exactly its new rows (none old, none twice)."""
+a re-run leaves every record with exactly its new rows (none old, none twice).
+
+Only the killed runs are processes of their own (they die at a chosen step); the first run, the
+re-runs and the clean run are `ingestflow run` in this process, which then lets go of the .db
+(Milvus Lite opens a .db in one process at a time, see `release`)."""
 
 from __future__ import annotations
 
@@ -8,9 +12,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from ingestflow.cli import app
 from tests.runner.test_vectordb_run import WORKFLOW
 
 pytestmark = pytest.mark.slow
@@ -46,11 +53,28 @@ STEPS = [
 
 
 EXE = [sys.executable, "-c", "from ingestflow.cli import main; main()"]
+runner = CliRunner()
+
+
+def release(db: Path) -> None:
+    """Let go of the Milvus Lite server this process keeps for `db` (one per path, until the
+    process exits), so that another process may open the .db, or a fresh copy be put there."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(str(db))
+
+
+def cli_here(db: Path, *args: str) -> Any:
+    """`ingestflow ARGS` in this process (a run, `vectordb create-collection`), then `db` let go."""
+    try:
+        return runner.invoke(app, list(args))
+    finally:
+        release(db)
 
 
 def setup(tmp: Path) -> tuple[Path, Path, Path]:
-    """Two documents, a Milvus Lite collection made by another process (a .db is open in one
-    process at a time), its connector, and the workflow (reprocess_all false)."""
+    """Two documents, a Milvus Lite collection (made in this process, the .db let go after), its
+    connector, and the workflow (reprocess_all false)."""
     docs = tmp / "docs"
     docs.mkdir()
     (docs / "finance.txt").write_text(
@@ -58,16 +82,12 @@ def setup(tmp: Path) -> tuple[Path, Path, Path]:
     )
     (docs / "garden.md").write_text("# Tomatoes\n\nWater tomato plants twice a week.\n")
     db = tmp / "milvus.db"
-    made = subprocess.run(
-        [
-            *(*EXE, "vectordb", "create-collection", "--uri", str(db)),
-            *("--collection", "elements", "--schema", "recommended"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    made = cli_here(
+        db,
+        *("vectordb", "create-collection", "--uri", str(db)),
+        *("--collection", "elements", "--schema", "recommended"),
     )
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.output
     config = {
         "user": "",
         "uri": str(db),
@@ -83,7 +103,6 @@ def setup(tmp: Path) -> tuple[Path, Path, Path]:
 
 
 def _rows(db: Path) -> list[tuple[str, str]]:
-    from milvus_lite.server_manager import server_manager_instance
     from pymilvus import MilvusClient
 
     client = MilvusClient(str(db))
@@ -94,7 +113,7 @@ def _rows(db: Path) -> list[tuple[str, str]]:
         client.close()
         # Milvus Lite keeps a server per path in this process until it exits: the next case
         # puts a fresh copy at the same path, which a kept server would not see.
-        server_manager_instance.release_server(str(db))
+        release(db)
     return sorted((r["record_id"], r["text"]) for r in rows)
 
 
@@ -111,13 +130,8 @@ def expected(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
     docs, conn, wf = setup(fresh)
     _new_version(docs)
     args = ["run", str(wf), "-i", str(docs), "--destination", str(conn)]
-    clean = subprocess.run(
-        [*EXE, *args, "--workspace", str(fresh / "ws"), "--workers", "1"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert clean.returncode == 0, clean.stderr
+    clean = cli_here(fresh / "milvus.db", *args, "--workspace", str(fresh / "ws"), "--workers", "1")
+    assert clean.exit_code == 0, clean.output
     return _rows(fresh / "milvus.db")
 
 
@@ -132,8 +146,8 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, lis
     docs, conn, wf = setup(work)
     args = ["run", str(wf), "-i", str(docs), "--destination", str(conn)]
     args += ["--workspace", str(work / "ws"), "--workers", "1", "--json"]
-    first = subprocess.run([*EXE, *args], capture_output=True, text=True, timeout=300)
-    assert first.returncode == 0, first.stderr
+    first = cli_here(work / "milvus.db", *args)
+    assert first.exit_code == 0, first.output
     pristine = base / "pristine"
     shutil.copytree(work, pristine, symlinks=True)
     return work, pristine, args
@@ -151,7 +165,6 @@ def test_killed_between_steps_then_rerun(
     shutil.rmtree(work)
     shutil.copytree(pristine, work, symlinks=True)
     docs = work / "docs"
-    exe = EXE
     _new_version(docs)
     killed = subprocess.run(
         [sys.executable, "-c", KILLER, method, when, str(nth), *args],
@@ -160,8 +173,8 @@ def test_killed_between_steps_then_rerun(
         timeout=300,
     )
     assert killed.returncode == 9, killed.stderr
-    rerun = subprocess.run([*exe, *args], capture_output=True, text=True, timeout=300)
-    assert rerun.returncode == 0, rerun.stderr
+    rerun = cli_here(work / "milvus.db", *args)
+    assert rerun.exit_code == 0, rerun.output
     record = json.loads(rerun.stdout)
     statuses = {f["filename"]: f["status"] for f in record["files"]}
     assert set(statuses) == {"finance.txt", "garden.md"}

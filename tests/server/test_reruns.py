@@ -4,9 +4,7 @@ when it is unchanged and `reprocess_all` is false."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,50 +13,52 @@ import httpx
 import pytest
 
 from ingestflow.service import Service
+from tests.runner.test_vectordb_kill import cli_here, release
 from tests.server.conftest import API, DOC_A, DOC_B, NODES, Server, Servers, local_workflow
 
-EXE = [sys.executable, "-c", "from ingestflow.cli import main; main()"]
 EMBEDDER = {
     "name": "Embedder",
     "type": "embed",
     "subtype": "ibm",
     "settings": {"model_name": "sentence-transformers/all-minilm-l6-v2"},
 }
-# A .db is open in one process at a time: the rows are read by a process of their own, between
-# jobs (each job's process opens the .db while it runs).
-READ_ROWS = """
-import json, sys
-from pymilvus import MilvusClient
-client = MilvusClient(sys.argv[1])
-try:
-    client.load_collection("elements")
-    rows = client.query("elements", filter="", output_fields=["record_id", "text"], limit=10000)
-finally:
-    client.close()
-print(json.dumps(sorted([r["record_id"], r["text"]] for r in rows)))
-"""
 CHANGED_A = b"Release plan\n\nShip the beta in May. The team reviews the plan every day.\n"
 
 
 def rows(db: Path) -> list[tuple[str, str]]:
-    """Every (record_id, text) row of the collection, sorted."""
-    read = subprocess.run(
-        [sys.executable, "-c", READ_ROWS, str(db)], capture_output=True, text=True, timeout=300
-    )
-    assert read.returncode == 0, read.stderr
-    return [tuple(row) for row in json.loads(read.stdout)]
+    """Every (record_id, text) row of the collection, sorted. A .db is open in one process at a
+    time: read here between jobs (each job's process opens the .db while it runs, and holds it
+    until that process has ended, a moment after the job is recorded as finished), then let go."""
+    from pymilvus import MilvusClient
+    from pymilvus.exceptions import ConnectionConfigException
+
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            client = MilvusClient(str(db))
+            break
+        except ConnectionConfigException as exc:
+            release(db)
+            assert time.monotonic() < deadline, f"{db} stayed open in another process: {exc}"
+            time.sleep(0.2)
+    try:
+        client.load_collection("elements")
+        found = client.query(
+            "elements", filter="", output_fields=["record_id", "text"], limit=10000
+        )
+    finally:
+        client.close()
+        release(db)
+    return sorted((r["record_id"], r["text"]) for r in found)
 
 
 def milvus_workflow(server: Server, http: httpx.Client, reprocess_all: bool) -> dict[str, Any]:
     """A workflow of local uploads into a fresh Milvus Lite collection of the server's workspace."""
     db = server.workspace / "milvus.db"
-    made = subprocess.run(
-        [*EXE, "vectordb", "create-collection", "--uri", str(db), "--collection", "elements"],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    made = cli_here(
+        db, "vectordb", "create-collection", "--uri", str(db), "--collection", "elements"
     )
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.output
     config = {"uri": str(db), "user": "", "password": "", "db_name": ""}
     config["collection_name"] = "elements"
     destination = http.post(

@@ -4,7 +4,6 @@ the run request keeps it."""
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 import httpx
@@ -12,8 +11,9 @@ import pytest
 
 from ingestflow.service import Service
 from tests.fakes.confluence import FakeConfluence
+from tests.runner.test_vectordb_kill import cli_here
 from tests.server.conftest import API, NODES, Server, wiki_source
-from tests.server.test_reruns import EMBEDDER, EXE, rows
+from tests.server.test_reruns import EMBEDDER, rows
 
 pytestmark = pytest.mark.slow
 
@@ -21,13 +21,10 @@ pytestmark = pytest.mark.slow
 def _workflow(server: Server, http: httpx.Client, wiki: FakeConfluence) -> dict[str, Any]:
     """An incremental workflow from the fake wiki into a fresh Lite collection."""
     db = server.workspace / "milvus.db"
-    made = subprocess.run(
-        [*EXE, "vectordb", "create-collection", "--uri", str(db), "--collection", "elements"],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    made = cli_here(
+        db, "vectordb", "create-collection", "--uri", str(db), "--collection", "elements"
     )
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.output
     config = {"uri": str(db), "user": "", "password": "", "db_name": ""}
     config["collection_name"] = "elements"
     destination = http.post(

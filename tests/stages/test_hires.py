@@ -153,8 +153,17 @@ def test_extract_image_block_types_crops_only_the_listed_types(scans: dict[str, 
     assert 900 < crop.width < 1500  # the table's width, not the page's
 
 
-def test_page_breaks_exclusions_and_stable_ids(scans: dict[str, Path]):
-    first = run(scans["pdf"], include_page_breaks=True, unique_element_ids=False)
+@pytest.fixture(scope="module")
+def pdf_with_breaks(scans: dict[str, Path]) -> list[dict[str, Any]]:
+    """The two-page scan with page breaks and stable ids, read once for the tests below (they only
+    read it)."""
+    return run(scans["pdf"], include_page_breaks=True, unique_element_ids=False)
+
+
+def test_page_breaks_exclusions_and_stable_ids(
+    scans: dict[str, Path], pdf_with_breaks: list[dict[str, Any]]
+):
+    first = pdf_with_breaks
     assert [e["type"] for e in first].count("PageBreak") == 2  # one after each page
     assert {e["metadata"].get("page_number") for e in first if e["type"] != "PageBreak"} == {1, 2}
     again = run(scans["pdf"], include_page_breaks=True, unique_element_ids=False)
@@ -344,13 +353,15 @@ def split_and_join(stage: Any, path: Path, ranges: list[tuple[int, int]]) -> Doc
     return stage.join_parts(doc, [stage.process_part(doc, pages) for pages in ranges])
 
 
-def test_hi_res_page_ranges_joined_give_what_one_call_gives(scans: dict[str, Path]):
+def test_hi_res_page_ranges_joined_give_what_one_call_gives(
+    scans: dict[str, Path], pdf_with_breaks: list[dict[str, Any]]
+):
     st = UnstructuredPartitionSettings(
         strategy="hi_res", include_page_breaks=True, unique_element_ids=False
     )
     stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
     path = scans["pdf"]
-    whole = stage.process(Document(path.name, path.name, path.name, path=path)).elements
+    whole = pdf_with_breaks  # one call over the whole document, with these settings
     joined = split_and_join(stage, path, [(1, 1), (2, 2)]).elements
     assert [e["metadata"]["page_number"] for e in joined if e["type"] != "PageBreak"] == [
         e["metadata"]["page_number"] for e in whole if e["type"] != "PageBreak"

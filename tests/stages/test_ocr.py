@@ -168,9 +168,8 @@ def test_english_table_cells_are_read_by_pp_ocr_and_say_so(
     assert page_text and {e["metadata"].get("ocr_engine") for e in page_text} == {"tesseract"}
 
 
-def test_a_korean_request_still_uses_tesseract(scan: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
-    elements = run(scan, ["eng", "kor"])
+def test_a_korean_request_still_uses_tesseract(korean: tuple[list[dict[str, Any]], list[str]]):
+    elements, _ = korean
     read = [e for e in elements if e["text"].strip()]
     assert word_recall(HEADING, " ".join(e["text"] for e in read)) == 1.0
     assert read and {e["metadata"].get("ocr_engine") for e in read} == {"tesseract"}
@@ -200,6 +199,17 @@ def tesseract_inputs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+@pytest.fixture(scope="module")
+def korean(scan: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """One High Res run of the scan in English and Korean (the default engine choice), with the
+    image files handed to tesseract recorded: read by the two tests that need that run."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(ocr.ENGINE_ENV, raising=False)
+        inputs = tesseract_inputs(patch)
+        elements = run(scan, ["eng", "kor"])
+    return elements, inputs
+
+
 def test_tesseract_reads_the_same_words_from_a_pnm_as_from_a_png(monkeypatch: pytest.MonkeyPatch):
     import unstructured_pytesseract as tess
 
@@ -213,10 +223,8 @@ def test_tesseract_reads_the_same_words_from_a_pnm_as_from_a_png(monkeypatch: py
     assert HEADING.split()[0] in pnm["text"]
 
 
-def test_hi_res_hands_tesseract_uncompressed_images(scan: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
-    inputs = tesseract_inputs(monkeypatch)
-    elements = run(scan, ["eng", "kor"])  # page text and table cells both by tesseract
+def test_hi_res_hands_tesseract_uncompressed_images(korean: tuple[list[dict[str, Any]], list[str]]):
+    elements, inputs = korean  # page text and table cells both by tesseract
     assert word_recall(HEADING, " ".join(e["text"] for e in elements)) == 1.0
     assert len(inputs) >= 2
     assert {Path(name).suffix for name in inputs} == {".PPM"}
