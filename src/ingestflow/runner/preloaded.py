@@ -76,7 +76,8 @@ def load_hi_res() -> None:
     for module in (
         "onnxruntime",
         "cv2",
-        "rapidocr",
+        "rapidocr.main",  # `rapidocr` alone imports its pipeline lazily
+        "rapid_layout",
         "unstructured_inference.models.base",
         "unstructured_inference.models.unstructuredmodel",
         "unstructured_pytesseract",
