@@ -299,11 +299,16 @@ def inputs(tmp: Path) -> Path:
 
 
 def run(
-    tmp: Path, name: str, switch: str, monkeypatch: pytest.MonkeyPatch, folder: Path
+    tmp: Path,
+    name: str,
+    switch: str,
+    monkeypatch: pytest.MonkeyPatch,
+    folder: Path,
+    body: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     monkeypatch.setenv(preload.SWITCH_ENV, switch)
     path = tmp / "wf.json"
-    path.write_text(json.dumps(workflow()))
+    path.write_text(json.dumps(body or workflow()))
     result = runner.invoke(
         app,
         [
@@ -346,3 +351,33 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
     # the server lived for the run only
     assert server_pid() is None
     assert preload.PRELOAD_ENV not in os.environ
+
+
+@pytest.mark.slow
+def test_a_preloaded_hi_res_run_writes_what_spawned_workers_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.stages.test_hires import draw_page
+
+    started: list[dict[str, Any]] = []
+    real_start = preload.start
+
+    def recording(wanted: dict[str, Any]) -> Any:
+        started.append(wanted)
+        return real_start(wanted)
+
+    monkeypatch.setattr(preload, "start", recording)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    draw_page().save(folder / "scan.pdf", resolution=200.0)  # OCR, orientation, a table
+    draw_page().save(folder / "scan.png")
+    (folder / "report.pdf").write_bytes(make_pdf(["Harbour Report", f"{HARBOUR}\nSecond line."]))
+    body = workflow("hi_res", embed=False)
+    body["workflow_nodes"][0]["settings"]["infer_table_structure"] = True
+    spawned = run(tmp_path, "spawned", "0", monkeypatch, folder, body)
+    assert started == []
+    forked = run(tmp_path, "forked", "1", monkeypatch, folder, body)
+    assert started and all(wanted["hi_res"] for wanted in started)
+    assert forked == spawned and len(forked) == 3
+    assert {"Table", "TableChunk"} & {e["type"] for e in forked["scan.pdf.json"]}
+    assert server_pid() is None
