@@ -14,9 +14,10 @@ seconds fewer for the same wall time (`benchmarks/RESULTS.md`).
 
 Under High Res and Auto the server also imports the High Res stack: every library module
 ingestflow patches (the PDF and image partitioners, the layout inference package, which imports
-matplotlib, pandas and numba), ONNX Runtime, OpenCV, rapidocr and the stages; about 2.5 CPU
-seconds a worker more. No model is loaded there (each worker loads its sessions when its first
-document needs them), so nothing the server holds has threads or native state to fork.
+matplotlib, pandas and numba), ONNX Runtime, OpenCV, rapidocr and the stages, which each
+worker imported itself before (~4–5 CPU s a worker; benchmarks/RESULTS.md, "High Res speed: one
+import of the stack per run"). No model is loaded there: each worker opens its own ONNX
+sessions when its first document needs them, so no session is shared across a fork.
 
 Used where it is safe: the Fast, High Res and Auto strategies (not the VLM, whose pages go to a
 model server), the local executor with two or more workers, and a process that runs one job
