@@ -25,6 +25,17 @@ from tests.stages.test_partition import HARBOUR, make_pdf
 runner = CliRunner()
 
 
+def vlm_workflow(is_dynamic: bool) -> dict[str, Any]:
+    """Auto (`is_dynamic`) or VLM, partitioning only."""
+    node = {
+        "name": "Partitioner",
+        "type": "partition",
+        "subtype": "vlm",
+        "settings": {"is_dynamic": is_dynamic, **({"allow_fast": True} if is_dynamic else {})},
+    }
+    return {"name": "preload", "workflow_type": "custom", "workflow_nodes": [node]}
+
+
 def workflow(strategy: str = "fast", embed: bool = True) -> dict[str, Any]:
     nodes: list[dict[str, Any]] = [
         {
@@ -52,13 +63,20 @@ def workflow(strategy: str = "fast", embed: bool = True) -> dict[str, Any]:
     return {"name": "preload", "workflow_type": "custom", "workflow_nodes": nodes}
 
 
-def test_only_fast_runs_on_several_workers_are_preloaded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_hi_res_and_auto_runs_on_several_workers_are_preloaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv(preload.SWITCH_ENV, raising=False)
     wanted = preload.spec(build_plan(workflow()), 2)
     assert wanted is not None and wanted["onnx"] is True and wanted["threads"] >= 1
+    assert wanted["hi_res"] is False
     assert preload.spec(build_plan(workflow(embed=False)), 2)["onnx"] is False  # type: ignore[index]
     assert preload.spec(build_plan(workflow()), 1) is None  # one worker runs in this process
-    assert preload.spec(build_plan(workflow("hi_res")), 2) is None
+    for body in (workflow("hi_res"), vlm_workflow(is_dynamic=True)):
+        hi_res = preload.spec(build_plan(body), 2)
+        assert hi_res is not None and hi_res["hi_res"] is True, body
+        assert hi_res["block_torch"] is True  # the High Res stack runs without torch
+    assert preload.spec(build_plan(vlm_workflow(is_dynamic=False)), 2) is None  # a model server
     assert wanted["suffixes"] == []  # the source could not tell
     told = preload.spec(build_plan(workflow()), 2, {".pdf", ".docx"})
     assert told is not None and told["suffixes"] == [".docx", ".pdf"]
@@ -80,6 +98,9 @@ def test_the_guess_from_the_workflow_file_is_the_spec_the_run_wants(
         (workflow(), 2),
         (workflow(embed=False), 2),
         (workflow("hi_res"), 2),
+        (workflow("hi_res", embed=False), 2),
+        (vlm_workflow(is_dynamic=True), 2),
+        (vlm_workflow(is_dynamic=False), 2),
         (workflow(), 1),
     ]:
         plan = build_plan(body)
@@ -120,7 +141,7 @@ def test_a_server_started_early_is_kept_by_the_run_that_wants_it(
     finally:
         preload.stop()
     assert server_pid() is None and preload.PRELOAD_ENV not in os.environ
-    for body in (workflow("hi_res"), "not json"):  # nothing to start, nothing raised
+    for body in (vlm_workflow(is_dynamic=False), "not json"):  # nothing to start, nothing raised
         path.write_text(body if isinstance(body, str) else json.dumps(body))
         preload.early(path, [folder], 2, exclude=[])
         assert server_pid() is None
@@ -225,6 +246,43 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
     }
 
 
+def test_the_server_imports_the_high_res_stack_but_loads_no_model() -> None:
+    spec = {
+        "threads": 1,
+        "block_torch": True,
+        "onnx": False,
+        "hi_res": True,
+        "suffixes": [".pdf", ".jpg"],
+    }
+    probe = (
+        "import json, sys\n"
+        "import ingestflow.runner.preloaded\n"
+        "from ingestflow.stages import ocr, orientation, table_model\n"
+        "from unstructured_inference.models.base import models\n"
+        "wanted = ('unstructured.partition.pdf', 'unstructured.partition.image',\n"
+        "  'unstructured.partition.pdf_image.ocr', 'unstructured_inference.inference.layout',\n"
+        "  'onnxruntime', 'cv2', 'rapidocr.main', 'rapid_layout',\n"
+        "  'ingestflow.stages.hires.hooks', 'ingestflow.stages.auto')\n"
+        "print(json.dumps({\n"
+        " 'missing': [m for m in wanted if m not in sys.modules],\n"
+        " 'torch_blocked': sys.modules.get('torch', 0) is None,\n"
+        " 'sessions': [ocr._ENGINE is not None, orientation._SESSION is not None,\n"
+        "   table_model._MODEL is not None, len(models.models)],\n"
+        "}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    env[preload.PRELOAD_ENV] = json.dumps(spec)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "missing": [],
+        "torch_blocked": True,
+        "sessions": [False, False, False, 0],  # each worker loads its own
+    }
+
+
 def inputs(tmp: Path) -> Path:
     """The fixture documents, and a PDF and a Word file: the types whose partitioners patch
     library state as they are imported."""
@@ -241,11 +299,16 @@ def inputs(tmp: Path) -> Path:
 
 
 def run(
-    tmp: Path, name: str, switch: str, monkeypatch: pytest.MonkeyPatch, folder: Path
+    tmp: Path,
+    name: str,
+    switch: str,
+    monkeypatch: pytest.MonkeyPatch,
+    folder: Path,
+    body: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     monkeypatch.setenv(preload.SWITCH_ENV, switch)
     path = tmp / "wf.json"
-    path.write_text(json.dumps(workflow()))
+    path.write_text(json.dumps(body or workflow()))
     result = runner.invoke(
         app,
         [
@@ -288,3 +351,33 @@ def test_a_preloaded_run_writes_what_spawned_workers_write_and_stops_its_server(
     # the server lived for the run only
     assert server_pid() is None
     assert preload.PRELOAD_ENV not in os.environ
+
+
+@pytest.mark.slow
+def test_a_preloaded_hi_res_run_writes_what_spawned_workers_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.stages.test_hires import draw_page
+
+    started: list[dict[str, Any]] = []
+    real_start = preload.start
+
+    def recording(wanted: dict[str, Any]) -> Any:
+        started.append(wanted)
+        return real_start(wanted)
+
+    monkeypatch.setattr(preload, "start", recording)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    draw_page().save(folder / "scan.pdf", resolution=200.0)  # OCR, orientation, a table
+    draw_page().save(folder / "scan.png")
+    (folder / "report.pdf").write_bytes(make_pdf(["Harbour Report", f"{HARBOUR}\nSecond line."]))
+    body = workflow("hi_res", embed=False)
+    body["workflow_nodes"][0]["settings"]["infer_table_structure"] = True
+    spawned = run(tmp_path, "spawned", "0", monkeypatch, folder, body)
+    assert started == []
+    forked = run(tmp_path, "forked", "1", monkeypatch, folder, body)
+    assert started and all(wanted["hi_res"] for wanted in started)
+    assert forked == spawned and len(forked) == 3
+    assert {"Table", "TableChunk"} & {e["type"] for e in forked["scan.pdf.json"]}
+    assert server_pid() is None

@@ -138,8 +138,8 @@ def test_a_new_chunker_validates_plans_and_runs(
     ("settings", "strategy", "loads", "torch"),
     [
         ({"strategy": "fast"}, "fast", "the partitioner", False),
-        ({"strategy": "hi_res"}, "hi_res", "the layout and OCR models", True),
-        ({"is_dynamic": True, "allow_fast": True}, "auto", "the layout and OCR models", True),
+        ({"strategy": "hi_res"}, "hi_res", "the layout and OCR models", False),
+        ({"is_dynamic": True, "allow_fast": True}, "auto", "the layout and OCR models", False),
         ({"is_dynamic": False}, "vlm", "the partitioner", True),
     ],
 )

@@ -12,10 +12,18 @@ pandas); a type nobody foresaw is imported by a worker when it first meets it. T
 start grows by what the workers no longer import each: on the benchmark's 24 documents, 2.3 CPU
 seconds fewer for the same wall time (`benchmarks/RESULTS.md`).
 
-Used where it is safe: the Fast strategy, the local executor with two or more workers, and a
-process that runs one job (the `run` commands and the API's job processes;
-`RunOptions.preload`): the server's imports are fixed for its lifetime, and it lives for one
-run. Anything else spawns workers as before, and so does `INGESTFLOW_PRELOAD=0`.
+Under High Res and Auto the server also imports the High Res stack: every library module
+ingestflow patches (the PDF and image partitioners, the layout inference package, which imports
+matplotlib, pandas and numba), ONNX Runtime, OpenCV, rapidocr and the stages, which each
+worker imported itself before (~4–5 CPU s a worker; benchmarks/RESULTS.md, "High Res speed: one
+import of the stack per run"). No model is loaded there: each worker opens its own ONNX
+sessions when its first document needs them, so no session is shared across a fork.
+
+Used where it is safe: the Fast, High Res and Auto strategies (not the VLM, whose pages go to a
+model server), the local executor with two or more workers, and a process that runs one job
+(the `run` commands and the API's job processes; `RunOptions.preload`): the server's imports
+are fixed for its lifetime, and it lives for one run. Anything else spawns workers as before,
+and so does `INGESTFLOW_PRELOAD=0`.
 """
 
 from __future__ import annotations
@@ -37,6 +45,11 @@ PRELOAD_ENV = "_INGESTFLOW_PRELOAD_SPEC"
 #: Set to 0 to spawn every worker (to compare, or to rule the server out).
 SWITCH_ENV = "INGESTFLOW_PRELOAD"
 
+#: The strategies whose workers a fork server serves (the partition node's `run_strategy`).
+PRELOADED_STRATEGIES = ("fast", "hi_res", "auto")
+#: Those among them whose workers run the High Res stack.
+HI_RES_STRATEGIES = ("hi_res", "auto")
+
 #: At most this many extensions in a spec (a folder rarely holds more types than this).
 MOST_SUFFIXES = 64
 _EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
@@ -54,15 +67,19 @@ def spec(plan: Plan, workers: int, suffixes: set[str] | None = None) -> dict[str
 
     if not _enabled(workers):
         return None
-    if not plan.nodes or plan.nodes[0].type != "partition" or plan.context.strategy != "fast":
+    if not plan.nodes or plan.nodes[0].type != "partition":
+        return None
+    strategy = plan.context.strategy
+    if strategy not in PRELOADED_STRATEGIES:
         return None
     onnx = any(node.type == "embed" for node in plan.nodes)
-    return _wanted(workers, torch_unused(plan), onnx, suffixes)
+    return _wanted(workers, torch_unused(plan), onnx, suffixes, strategy in HI_RES_STRATEGIES)
 
 
 def guess(body: Any, workers: int, suffixes: set[str] | None) -> dict[str, Any] | None:
     """The spec that `spec` will most likely give for this workflow body, read as it is (no
-    plan built): one whose first node is a partitioner that names the Fast strategy."""
+    plan built): one whose first node is a partitioner that names the Fast or High Res strategy,
+    or Auto."""
     from ingestflow.stages.minilm_onnx import runs_without_torch
 
     if not _enabled(workers):
@@ -74,10 +91,22 @@ def guess(body: Any, workers: int, suffixes: set[str] | None) -> dict[str, Any] 
     settings = first.get("settings")
     if first.get("type") != "partition" or not isinstance(settings, dict):
         return None
-    if settings.get("strategy") != "fast":
+    strategy = _strategy(first.get("subtype"), settings)
+    if strategy not in PRELOADED_STRATEGIES:
         return None
     onnx = any(isinstance(node, dict) and node.get("type") == "embed" for node in nodes)
-    return _wanted(workers, runs_without_torch(), onnx, suffixes)
+    return _wanted(workers, runs_without_torch(), onnx, suffixes, strategy in HI_RES_STRATEGIES)
+
+
+def _strategy(subtype: Any, settings: dict[str, Any]) -> str | None:
+    """The strategy a partition node's raw settings name (None where they leave it to the
+    defaults, or name something odd: the plan decides)."""
+    if subtype == "unstructured_api":
+        strategy = settings.get("strategy")
+        return strategy if isinstance(strategy, str) else None
+    if subtype == "vlm" and settings.get("is_dynamic") is True:
+        return "auto"
+    return None
 
 
 def _enabled(workers: int) -> bool:
@@ -85,12 +114,13 @@ def _enabled(workers: int) -> bool:
 
 
 def _wanted(
-    workers: int, block_torch: bool, onnx: bool, suffixes: set[str] | None
+    workers: int, block_torch: bool, onnx: bool, suffixes: set[str] | None, hi_res: bool
 ) -> dict[str, Any]:
     return {
         "threads": max(1, (os.cpu_count() or 1) // workers),  # as the runner gives a worker
         "block_torch": block_torch,
         "onnx": onnx,
+        "hi_res": hi_res,
         "suffixes": sorted(s for s in suffixes or () if _EXTENSION.fullmatch(s))[:MOST_SUFFIXES],
     }
 

@@ -1,6 +1,6 @@
 """Imported by a run's fork server before it forks the workers (see `preload`): the document
-library, its spaCy model, the partitioners of the run's file types, ONNX Runtime and the
-stages, loaded once for all workers. What this
+library, its spaCy model, the partitioners of the run's file types, ONNX Runtime, the stages
+and (High Res, Auto) the High Res stack, loaded once for all workers. What this
 cannot load (a broken install) is left to the workers, which load what they need themselves
 and say what went wrong."""
 
@@ -51,25 +51,58 @@ def load(wanted: dict[str, Any]) -> None:
 
             import ingestflow.stages.embed
             import ingestflow.stages.minilm_onnx  # noqa: F401
+    hi_res = bool(wanted.get("hi_res"))
+    if hi_res:
+        with contextlib.suppress(Exception):
+            load_hi_res()
     # each element's `to_dict` imports the serialiser; then the run's types, each on its own (a
     # missing extra: the worker that meets the type says what is wrong)
     optional = ["unstructured.staging.base"]
     with contextlib.suppress(Exception):
-        optional += partitioners(wanted.get("suffixes") or ())
+        optional += partitioners(wanted.get("suffixes") or (), images=hi_res)
     for module in optional:
         with contextlib.suppress(Exception):
             importlib.import_module(module)
 
 
-def partitioners(suffixes: Iterable[str]) -> list[str]:
-    """The library's partitioner modules of the file types these extensions name (not images or
-    audio: the Fast strategy, the only one preloaded, does not read them)."""
+def load_hi_res() -> None:
+    """Import what a High Res (or Auto) worker imports before its first page: every library
+    module ingestflow patches (the PDF and image partitioners, the layout inference package),
+    ONNX Runtime, OpenCV, rapidocr and the stages. No model is loaded: sessions are each
+    worker's own."""
+    from ingestflow.stages import unstructured_patches
+
+    unstructured_patches.check()  # imports each patched module; checked once for all workers
+    for module in (
+        "onnxruntime",
+        "cv2",
+        "rapidocr.main",  # `rapidocr` alone imports its pipeline lazily
+        "rapid_layout",
+        "unstructured_inference.models.base",
+        "unstructured_inference.models.unstructuredmodel",
+        "unstructured_pytesseract",
+        "ingestflow.stages.hires",
+        "ingestflow.stages.hires.hooks",
+        "ingestflow.stages.auto",
+        "ingestflow.stages.table_finding",
+        "ingestflow.stages.table_model",
+        "ingestflow.stages.table_promotion",
+        "ingestflow.stages.table_merge",
+    ):
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+
+def partitioners(suffixes: Iterable[str], images: bool = False) -> list[str]:
+    """The library's partitioner modules of the file types these extensions name (not audio,
+    and images only with `images`: Fast does not read them, High Res and Auto do)."""
     from unstructured.file_utils.model import FileType
 
     modules = set()
+    skipped = ("audio",) if images else ("image", "audio")
     for suffix in suffixes:
         file_type = FileType.from_extension(suffix.lower())
-        if file_type is None or file_type.partitioner_shortname in ("image", "audio"):
+        if file_type is None or file_type.partitioner_shortname in skipped:
             continue
         if file_type.is_partitionable:
             modules.add(file_type.partitioner_module_qname)

@@ -106,9 +106,10 @@ def _partitioner_loads(settings: s.Settings) -> str:
 
 
 def _partitioner_torch(settings: s.Settings) -> bool:
-    # Fast needs no model; High Res, Auto and VLM are left alone (their models may use torch)
+    # Fast needs no model; High Res and Auto run theirs on ONNX Runtime and tesseract (the
+    # library's torch table model is replaced); VLM is left alone
     assert isinstance(settings, s.PartitionSettings)
-    return settings.run_strategy != "fast"
+    return settings.run_strategy == "vlm"
 
 
 def _embedder_loads(settings: s.Settings) -> str | None:
