@@ -643,8 +643,12 @@ def test_a_stopped_ray_job_resumes_in_place(tmp_path: Path) -> None:
     recorded = {f["filename"] for f in first["files"] if f["status"] == "SUCCESS"}
     assert 0 < len(recorded) < len(names)
     writers = {line.split()[0] for line in hooked.log.read_text().splitlines()}
-    done, record = hooked.resume(first["id"])
+    # a process of its own, hooked as the first (the resume runs on a Ray cluster of its own,
+    # which the test process must not start: a process that ran on a cluster of its own then
+    # loses the actors it starts on the session's)
+    done = hooked("jobs", "resume", first["id"], "--json")
     assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
     assert record["id"] == first["id"] and record["status"] == "COMPLETED"
     rewritten = [line.split() for line in hooked.log.read_text().splitlines()]
     assert rewritten and not recorded & {name for _, name in rewritten}  # only what was left
