@@ -5,6 +5,7 @@ job STOPPED rather than writing COMPLETED over the cancel."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,21 +62,26 @@ class CancelOnFirstWrite:
         return [e for e in self.heard if isinstance(e, DocumentWritten)]
 
 
-def test_a_recorded_cancel_stops_the_run_at_its_next_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(stopping, "POLL_S", 0.0)  # ask the row at every check point
-    folder = _notes(tmp_path / "in", 12)
+def _run(tmp_path: Path, count: int) -> tuple[dict[str, Any], CancelOnFirstWrite]:
+    """A one-worker run over `count` notes whose first written document is followed by a
+    recorded cancel; the job record and the listener."""
     listen = CancelOnFirstWrite(tmp_path / "ws")
     result = ingestflow.run(
         WORKFLOW,
-        [folder],
+        [_notes(tmp_path / "in", count)],
         workspace=tmp_path / "ws",
         output=tmp_path / "out",
         workers=1,
         progress=listen,
     )
-    job = result.job
+    return result.job, listen
+
+
+def test_a_recorded_cancel_stops_the_run_at_its_next_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stopping, "POLL_S", 0.0)  # ask the row at every check point
+    job, listen = _run(tmp_path, 12)
     assert job["status"] == "STOPPED", job["message"]
     written = listen.written()
     assert 1 <= len(written) < 12  # stopped between documents, the finished ones kept
@@ -87,17 +93,7 @@ def test_a_run_that_ends_before_it_hears_of_a_cancel_stays_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(stopping, "POLL_S", 3600.0)  # the row is asked once, at the start
-    folder = _notes(tmp_path / "in", 3)
-    listen = CancelOnFirstWrite(tmp_path / "ws")
-    result = ingestflow.run(
-        WORKFLOW,
-        [folder],
-        workspace=tmp_path / "ws",
-        output=tmp_path / "out",
-        workers=1,
-        progress=listen,
-    )
-    job = result.job
+    job, listen = _run(tmp_path, 3)
     assert len(listen.written()) == 3  # it did not hear
     assert job["status"] == "STOPPED"
     assert job["message"].startswith("cancelled before it finished; the run had ended")

@@ -4,6 +4,7 @@ still starts (here: while the wiki's precheck hangs) stops it for good."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -11,28 +12,28 @@ from tests.fakes.confluence import FakeConfluence, Fault
 from tests.server.conftest import API, Server, local_workflow, wiki_source
 
 
-@pytest.mark.slow
-def test_a_job_cancelled_while_its_process_starts_stays_stopped(
-    server: Server, wiki: FakeConfluence
-) -> None:
+def _in_its_precheck(server: Server, wiki: FakeConfluence, delay: float) -> tuple[Any, str]:
+    """A client and the id of a wiki job whose process is in its precheck (the wiki's first
+    answer takes `delay` seconds)."""
     http = server.client()
     source = http.post(f"{API}/sources", json=wiki_source(wiki)).json()
     workflow = http.post(
         f"{API}/workflows", json={**local_workflow("from wiki"), "source_id": source["id"]}
     ).json()
-    wiki.inject("/rest/api/space", Fault.slow(20.0, times=None))  # the precheck's first call
+    wiki.inject("/rest/api/space", Fault.slow(delay, times=None))  # the precheck's first call
     answer = http.post(f"{API}/workflows/{workflow['id']}/run")
     assert answer.status_code == 202, answer.text
     job_id = answer.json()["id"]
-
     end = time.monotonic() + 120
     while not wiki.requests_to("/rest/api/space"):  # the job process is in its precheck
         assert time.monotonic() < end, "the job process never reached its precheck"
         time.sleep(0.05)
-    assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "IN_PROGRESS"
-    answer = http.post(f"{API}/jobs/{job_id}/cancel")
-    assert answer.status_code == 200, answer.text
+    return http, job_id
 
+
+def _stopped_before_any_page(server: Server, wiki: FakeConfluence, http: Any, job_id: str) -> None:
+    """The job's process ends, the job STOPPED before it began, and no page was read."""
+    end = time.monotonic() + 120
     launcher = server.app.state.ingestflow.launcher
     while launcher.running:  # the job process has ended (and been reaped)
         assert time.monotonic() < end, "the cancelled job's process did not end"
@@ -42,6 +43,17 @@ def test_a_job_cancelled_while_its_process_starts_stays_stopped(
     assert "before it began" in details["message"]
     assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "STOPPED"
     assert not wiki.requests_to("/rest/api/content")  # no page was read
+
+
+@pytest.mark.slow
+def test_a_job_cancelled_while_its_process_starts_stays_stopped(
+    server: Server, wiki: FakeConfluence
+) -> None:
+    http, job_id = _in_its_precheck(server, wiki, 20.0)
+    assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "IN_PROGRESS"
+    answer = http.post(f"{API}/jobs/{job_id}/cancel")
+    assert answer.status_code == 200, answer.text
+    _stopped_before_any_page(server, wiki, http, job_id)
 
 
 @pytest.mark.slow
@@ -54,33 +66,11 @@ def test_a_cancel_that_cannot_signal_the_job_process_still_stops_it_before_any_p
     back IN_PROGRESS and run it to COMPLETED)."""
     from ingestflow.store import open_workspace
 
-    http = server.client()
-    source = http.post(f"{API}/sources", json=wiki_source(wiki)).json()
-    workflow = http.post(
-        f"{API}/workflows", json={**local_workflow("from wiki"), "source_id": source["id"]}
-    ).json()
-    wiki.inject("/rest/api/space", Fault.slow(3.0, times=None))  # the precheck's first call
-    answer = http.post(f"{API}/workflows/{workflow['id']}/run")
-    assert answer.status_code == 202, answer.text
-    job_id = answer.json()["id"]
-
-    end = time.monotonic() + 120
-    while not wiki.requests_to("/rest/api/space"):  # the job process is in its precheck
-        assert time.monotonic() < end, "the job process never reached its precheck"
-        time.sleep(0.05)
+    http, job_id = _in_its_precheck(server, wiki, 3.0)
     with open_workspace(server.workspace) as ws:
         pid = str(ws.job_row(job_id)["owner"]).split(":")[0]
         ws.set_owner(job_id, f"{pid}:0.000")  # reads as another process: no signal is sent
     answer = http.post(f"{API}/jobs/{job_id}/cancel")
     assert answer.status_code == 200, answer.text
     assert "stopped before it started" in answer.json()["message"]  # no signal went out
-
-    launcher = server.app.state.ingestflow.launcher
-    while launcher.running:  # the job process has ended (and been reaped)
-        assert time.monotonic() < end, "the cancelled job's process did not end"
-        time.sleep(0.05)
-    details = http.get(f"{API}/jobs/{job_id}/details").json()
-    assert details["processing_status"] == "STOPPED", details
-    assert "before it began" in details["message"]
-    assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "STOPPED"
-    assert not wiki.requests_to("/rest/api/content")  # no page was read
+    _stopped_before_any_page(server, wiki, http, job_id)
