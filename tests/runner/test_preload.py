@@ -224,13 +224,7 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
         " 'threads': __import__('os').environ.get('OMP_NUM_THREADS'),\n"
         "}))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    env[preload.PRELOAD_ENV] = json.dumps(spec)
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == {
+    assert _probed(spec, probe) == {
         "library": True,
         "spacy_model": True,
         "onnx": True,
@@ -270,17 +264,23 @@ def test_the_server_imports_the_high_res_stack_but_loads_no_model() -> None:
         "   table_model._MODEL is not None, len(models.models)],\n"
         "}))\n"
     )
+    assert _probed(spec, probe) == {
+        "missing": [],
+        "torch_blocked": True,
+        "sessions": [False, False, False, 0],  # each worker loads its own
+    }
+
+
+def _probed(spec: dict[str, Any], probe: str) -> Any:
+    """What `probe` (Python that prints JSON last) prints in a fresh process whose preload
+    spec is `spec`, as the fork server has it (no OMP_NUM_THREADS of the test's)."""
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     env[preload.PRELOAD_ENV] = json.dumps(spec)
     done = subprocess.run(
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == {
-        "missing": [],
-        "torch_blocked": True,
-        "sessions": [False, False, False, 0],  # each worker loads its own
-    }
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def inputs(tmp: Path) -> Path:
