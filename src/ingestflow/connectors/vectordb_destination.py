@@ -122,6 +122,7 @@ class VectorDBDestination(Destination):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.milvus = target_of(config, timeout, lite_root)
+        self._made = (config, timeout, lite_root)  # what `for_workers` makes its copies from
         self.collection = config.collection_name
         self.policies = dict(varchar_policy or {})
         self.batch_size = batch_size
@@ -144,12 +145,15 @@ class VectorDBDestination(Destination):
         None for Milvus Lite, a file only one process may open: the run writes it."""
         if self.milvus.lite:
             return None
-        copy = VectorDBDestination.__new__(VectorDBDestination)
-        copy.__dict__.update(self.__dict__)  # the target, collection, policies, batch size
-        copy._client = copy._builder = copy._schema = copy._by_record = None
-        copy._owner = {}
-        copy.row_index = False  # other writers: every lookup asks the server
-        return copy
+        config, timeout, lite_root = self._made
+        return VectorDBDestination(
+            config,
+            varchar_policy=self.policies,
+            batch_size=self.batch_size,
+            row_index=False,  # other writers: every lookup asks the server
+            timeout=timeout,
+            lite_root=lite_root,
+        )
 
     # --- precheck ------------------------------------------------------------------------
 
