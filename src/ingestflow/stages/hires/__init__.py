@@ -22,11 +22,14 @@ in this process; the library's functions are replaced through `unstructured_patc
   layout and OCR, and their elements' coordinates mapped back (`orientation`);
 - pages are rendered once: the library renders every page to a PNG file up to four times (layout,
   OCR, and once per type of `extract_image_block_types`), and PNG encoding was a third of the
-  time of a text PDF; later renderings of the same pages are hard links to the first.
+  time of a text PDF; later renderings of the same pages are hard links to the first;
+- and they are kept uncompressed (`page_files`): each page is saved as a PNM file with its
+  rotation notes kept beside it, so that neither the one encoding nor any of the page's
+  decodings (layout, OCR, every crop) costs PNG's compression.
 
 Modules: `environment` (what the machine needs, loading the models), `call` (one call's state),
-`hooks`, `table_cells`, `text_layer` (pypdfium2's character counts), `list_items` (bulleted
-text split into ListItems).
+`hooks`, `page_files`, `table_cells`, `text_layer` (pypdfium2's character counts),
+`list_items` (bulleted text split into ListItems).
 """
 
 from ingestflow.stages.hires.call import DPI, Call, mark_ocr

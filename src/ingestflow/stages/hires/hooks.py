@@ -23,6 +23,7 @@ from ingestflow.stages import (
 from ingestflow.stages import unstructured_patches as patches
 from ingestflow.stages.hires.call import Call
 from ingestflow.stages.hires.environment import tesseract_codes
+from ingestflow.stages.hires.page_files import PageFiles
 from ingestflow.stages.hires.table_cells import add_tables
 from ingestflow.stages.hires.text_layer import text_layer_chars
 from ingestflow.stages.page_words import page_number
@@ -80,31 +81,38 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
         tempfile.TemporaryDirectory(prefix="ingestflow-renders-") as folder,
         orientation.hooks(path, is_image) as straightener,
     ):
+        pages = PageFiles()
         renders: list[_Renders] = []  # one for both of the library's render functions
 
         def render_of(original_render: Callable[..., Any]) -> _Renders:
-            renders.append(_Renders(Path(folder), original_render, straightener.rendered))
+            renders.append(_Renders(Path(folder), original_render, straightener, pages))
             return renders[0]
 
-        with patches.replaced(
-            ("extractable_elements", lambda _: probe),
-            ("supplement_page_layout_with_ocr", supplement_of),
-            ("document_to_element_list", patches.links_on_every_page),
-            ("render_pdf_to_image", render_of),
-            ("convert_pdf_to_image", lambda _: renders[0]),
+        with (
+            patches.replaced(
+                ("extractable_elements", lambda _: probe),
+                ("supplement_page_layout_with_ocr", supplement_of),
+                ("document_to_element_list", patches.links_on_every_page),
+                ("render_pdf_to_image", render_of),
+                ("convert_pdf_to_image", lambda _: renders[0]),
+            ),
+            pages.opening(),
         ):
             yield call
 
 
 class _Renders:
     """The library's page rendering (`convert_pdf_to_image`), done once per set of arguments:
-    the PNG files of the first call are kept (hard links, in `folder`) and later calls get links
-    to them in the folder they ask for."""
+    the page files of the first call (uncompressed: `page_files`) are kept (hard links, in
+    `folder`) and later calls get links to them in the folder they ask for."""
 
-    def __init__(self, folder: Path, render: Any, rendered: orientation.Rendered) -> None:
+    def __init__(
+        self, folder: Path, render: Any, straightener: orientation.Straightener, pages: PageFiles
+    ) -> None:
         self.folder = folder
         self.render = render
-        self.rendered = rendered  # turns scanned pages upright, in place
+        self.straightener = straightener  # turns scanned pages upright, in place
+        self.pages = pages
         self.done: dict[str, list[Path]] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -116,22 +124,22 @@ class _Renders:
         )
         kept = self.done.get(key)
         if kept is None:
-            paths = self.render(**kwargs)
-            self.rendered(paths)
+            paths = self.pages.render(self.render, kwargs)
+            self.straightener.rendered(paths, self.pages)
             keep = self.folder / str(len(self.done))
             keep.mkdir()
-            self.done[key] = [_link(Path(path), keep / Path(path).name) for path in paths]
+            self.done[key] = [self._link(Path(path), keep / Path(path).name) for path in paths]
             return paths
-        return [str(_link(path, Path(target) / path.name)) for path in kept]
+        return [str(self._link(path, Path(target) / path.name)) for path in kept]
 
-
-def _link(source: Path, target: Path) -> Path:
-    """`target` as a hard link to `source` (a copy across file systems)."""
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-    return target
+    def _link(self, source: Path, target: Path) -> Path:
+        """`target` as a hard link to `source` (a copy across file systems)."""
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        self.pages.link(source, target)
+        return target
 
 
 @contextlib.contextmanager
