@@ -16,7 +16,7 @@ import pytest
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.offline import SPACY_MODEL
-from ingestflow.stages import hires, html_depth, nlp_batch, orientation
+from ingestflow.stages import hires, html_depth, nlp_batch, orientation, xy_cut
 from ingestflow.stages import unstructured_patches as patches
 from ingestflow.stages.partition import configure_unstructured
 from tests.stages.test_partition import make_pdf, nested_html
@@ -340,6 +340,67 @@ def test_derive_element_type_from_text():
         Title,
     )
     assert_shape_change_found("derive_element_type_from_text")
+
+
+# --- XY-cut without numba's compiler --------------------------------------------------------------
+def _layouts() -> list[Any]:
+    """Integer boxes (x0, y0, x1, y1) as the library's XY-cut gets them: pages of columns and
+    rows, boxes at the page's edge, empty and inverted boxes."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    layouts = []
+    for _ in range(40):
+        n = int(rng.integers(1, 60))
+        x0, y0 = rng.integers(0, 1600, n), rng.integers(0, 2100, n)
+        boxes = np.stack([x0, y0, x0 + rng.integers(0, 400, n), y0 + rng.integers(0, 60, n)], 1)
+        layouts.append(boxes.astype(int))
+    layouts.append(np.array([[0, 0, 0, 0], [5, 5, 3, 9], [0, 10, 40, 12]]))
+    return layouts
+
+
+def test_xycut_projection():
+    """The replacement gives the compiled function's projection, array for array, and the
+    library's XY-cut the same reading order."""
+    import numpy as np
+    from unstructured.partition.utils import xycut
+
+    xy_cut.install()
+    compiled = patches.library_value(patches.PATCHES["xycut_projection"])
+    assert xycut.projection_by_bboxes is not compiled
+    for boxes in _layouts():
+        for axis in (0, 1):
+            ours, theirs = xycut.projection_by_bboxes(boxes=boxes, axis=axis), compiled(boxes, axis)
+            assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    negative = np.array([[-3, 0, 5, 4], [2, 1, 9, 8]])  # the library's own Python reads these
+    assert np.array_equal(xycut.projection_by_bboxes(negative, 0), compiled.py_func(negative, 0))
+    assert_shape_change_found("xycut_projection")
+
+
+def test_xycut_split():
+    """The replacement (the library's Python) splits a profile as the compiled one does, and
+    the library's reading order is the same with both."""
+    import numpy as np
+    from unstructured.partition.utils import xycut
+
+    xy_cut.install()
+    compiled = patches.library_value(patches.PATCHES["xycut_split"])
+    projection = patches.library_value(patches.PATCHES["xycut_projection"])
+    for boxes in _layouts():
+        profile = projection(boxes, 0)
+        ours, theirs = xycut.split_projection_profile(profile, 0, 1), compiled(profile, 0, 1)
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            assert all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True))
+        order: list[int] = []
+        xycut.recursive_xy_cut_swapped(boxes, np.arange(len(boxes)), order)
+        reference: list[int] = []
+        with patches.replaced(
+            ("xycut_projection", lambda _: projection), ("xycut_split", lambda _: compiled)
+        ):
+            xycut.recursive_xy_cut_swapped(boxes, np.arange(len(boxes)), reference)
+        assert [int(i) for i in order] == [int(i) for i in reference]
+    assert_shape_change_found("xycut_split")
 
 
 # --- offline, and deep HTML ----------------------------------------------------------------------

@@ -137,6 +137,18 @@ PATCHES: dict[str, Patch] = {
         "value: HTMLParser",
         "deeply nested HTML is read in full, without libxml2's depth limit (html_depth)",
     ),
+    "xycut_projection": Patch(
+        "unstructured.partition.utils.xycut",
+        "projection_by_bboxes",
+        "(boxes, axis)",
+        "XY-cut ordering without starting numba's compiler in every worker (xy_cut)",
+    ),
+    "xycut_split": Patch(
+        "unstructured.partition.utils.xycut",
+        "split_projection_profile",
+        "(arr_values, min_value, min_gap)",
+        "XY-cut ordering without starting numba's compiler in every worker (xy_cut)",
+    ),
     "html_partitioner_main": Patch(
         "unstructured.partition.html.partition",
         "_HtmlPartitioner._main",

@@ -12,7 +12,7 @@ from ingestflow.errors import EnvironmentProblem, WorkflowInvalid, one_line
 from ingestflow.offline import SPACY_MODEL, set_offline_env
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import hires, html_depth, unstructured_patches
+from ingestflow.stages import hires, html_depth, unstructured_patches, xy_cut
 
 #: The patched attributes every strategy uses (High Res checks them all when it loads).
 _ALWAYS_PATCHED = (
@@ -21,6 +21,7 @@ _ALWAYS_PATCHED = (
     "html_parser",
     "html_partitioner_main",
     "derive_element_type_from_text",
+    *xy_cut.PATCHED,
 )
 
 
@@ -87,6 +88,7 @@ def load(node: str, settings: UnstructuredPartitionSettings) -> Callable[..., An
 
         _get_nlp()  # load the model now: the first document should not pay for it
         html_depth.install()  # deep HTML read in full, or refused: never cut short
+        xy_cut.install()  # reading order without numba's compiler at the first page
         st = settings
         if hi_res:
             hires.load_layout_model()
