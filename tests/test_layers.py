@@ -28,6 +28,7 @@ LAYERS = {
     "cli": 6,
     "server": 6,
     "api": 6,
+    "console": 7,  # the `ingestflow` command: the CLI, and how its process ends
 }
 FRONT_ENDS = {"cli", "server", "api"}
 FRONT_END_MAY_CALL = {"service", "errors", "offline", "cli", "server", "api"}

@@ -4,11 +4,8 @@ the `local` connector type's entry (a type the run makes from its inputs and out
 from __future__ import annotations
 
 import json
-import os
-import re
 import stat
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -16,8 +13,11 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
+from ingestflow.connectors import local_walk
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.connectors.entry import ConnectorType
+from ingestflow.connectors.local_walk import shown as _shown
+from ingestflow.connectors.local_walk import why as _why
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, WorkflowInvalid
 from ingestflow.files import FolderLock, remove_stale_temporaries, write_json_atomic
@@ -38,31 +38,6 @@ def named_record_id(identity: str, name: str) -> str:
     return str(uuid.uuid5(FILE_NAMESPACE, f"{identity}/{name}"))
 
 
-def _utf8(name: str) -> bool:
-    """True when a file name is valid UTF-8 (os.walk hands undecodable bytes over as
-    surrogates, which no JSON output or job record can hold)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _shown(path: Path) -> str:
-    """A path for messages, its undecodable bytes written as escapes."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
-
-
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == 40:  # ELOOP
-        return "a symlink loop"
-    if isinstance(exc, FileNotFoundError):
-        return "a symlink that leads nowhere"
-    if isinstance(exc, PermissionError):
-        return "permission denied"
-    return getattr(exc, "strerror", None) or str(exc)
-
-
 def _regular(path: Path) -> bool:
     try:
         return stat.S_ISREG(path.stat().st_mode)
@@ -72,13 +47,6 @@ def _regular(path: Path) -> bool:
 
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
-
-
-#: At most this many files, for at most about this long, are looked at for their extensions
-#: before a run (`suffixes`): the look delays the start of the workers' preloading.
-SUFFIX_SCAN = 2_000
-SUFFIX_SECONDS = 0.2
-_EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
 
 
 class LocalSource(Source):
@@ -128,26 +96,12 @@ class LocalSource(Source):
         """How many documents `documents()` will yield (for a progress bar)."""
         return sum(1 for _ in self._walk())
 
-    def suffixes(self, most: int = SUFFIX_SCAN, seconds: float = SUFFIX_SECONDS) -> set[str] | None:
-        """The extensions of the first `most` files, in the order they will be read, looked at
-        for at most about `seconds` (see `Source.suffixes`): what a file type's name can end
-        with (a dot, then 1 to 10 letters or digits), lowercase; None when an input cannot be
-        looked at."""
-        found: set[str] = set()
-        saved, self.skipped = self.skipped, []  # the walk notes what it skips: not kept
-        deadline = time.monotonic() + seconds
-        try:
-            for count, (path, _) in enumerate(self._walk_inputs(), 1):
-                if count > most or time.monotonic() >= deadline:
-                    break
-                suffix = path.suffix.lower()
-                if _EXTENSION.fullmatch(suffix):
-                    found.add(suffix)
-        except (OSError, RuntimeError):
-            return None
-        finally:
-            self.skipped = saved  # the run's own walk reports what it skips, once
-        return found
+    def suffixes(
+        self, most: int = local_walk.SUFFIX_SCAN, seconds: float = local_walk.SUFFIX_SECONDS
+    ) -> set[str] | None:
+        """The extensions of the first `most` files, in the order they will be read (see
+        `Source.suffixes` and `local_walk.suffixes`)."""
+        return local_walk.suffixes(self.inputs, self.exclude, most, seconds)
 
     def _walk(self) -> Iterator[tuple[Path, str]]:
         self.skipped = []
@@ -169,49 +123,7 @@ class LocalSource(Source):
             yield path, rel
 
     def _walk_inputs(self) -> Iterator[tuple[Path, str]]:
-        for root in self.inputs:
-            if root.is_file() or not root.is_dir():
-                if _utf8(root.name):
-                    yield root, root.name
-                else:
-                    self.skipped.append(f"{_shown(root)}: skipped, its name is not valid UTF-8")
-                continue
-            base = root.resolve()
-
-            def unreadable(exc: OSError) -> None:
-                self.skipped.append(f"{_shown(Path(exc.filename))}: skipped, {_why(exc)}")
-
-            for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-                here = Path(dirpath)
-                kept = []
-                for d in sorted(dirnames):
-                    if d.startswith("."):
-                        continue
-                    if not _utf8(d):
-                        self.skipped.append(
-                            f"{_shown(here / d)}: skipped, its name is not valid UTF-8"
-                        )
-                        continue
-                    if (here / d).resolve() in self.exclude:
-                        continue  # this run's output or workspace: never read back as input
-                    kept.append(d)
-                dirnames[:] = kept
-                for name in sorted(filenames):
-                    if name.startswith("."):
-                        continue
-                    path = here / name
-                    if not _utf8(name):
-                        self.skipped.append(f"{_shown(path)}: skipped, its name is not valid UTF-8")
-                        continue
-                    try:
-                        outside = path.is_symlink() and not path.resolve().is_relative_to(base)
-                    except (OSError, RuntimeError) as exc:
-                        self.skipped.append(f"{_shown(path)}: skipped, {_why(exc)}")
-                        continue
-                    if outside:
-                        self.skipped.append(f"{path}: symlink leads outside {root}")
-                        continue
-                    yield path, path.relative_to(root).as_posix()
+        return local_walk.walk_inputs(self.inputs, self.exclude, self.skipped)
 
     def listing_problem(self) -> str | None:
         """What the last listing skipped (an unreadable folder, a broken link, ...), if anything:

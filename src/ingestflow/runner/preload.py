@@ -134,14 +134,16 @@ def early(workflow: Path, inputs: list[Path], workers: int, exclude: list[Path])
     happens. Nothing here fails the run."""
     workers = workers or len(os.sched_getaffinity(0))  # as `RunOptions.worker_count`
     try:
-        from ingestflow.connectors.local import LocalSource
+        # the local source's own walk, without the connector's imports (this delays the start)
+        from ingestflow.connectors import local_walk
         from ingestflow.spec.input_file import read_input_file
 
         # the run reads it by the same rules: no FIFO waited on, no /dev/zero read for ever
         body = json.loads(read_input_file(workflow))
         if guess(body, workers, None) is None:
             return  # no server: no need to look at the files
-        wanted = guess(body, workers, LocalSource(inputs, exclude=exclude).suffixes())
+        skipped = [Path(p).resolve() for p in exclude]  # as LocalSource resolves them
+        wanted = guess(body, workers, local_walk.suffixes([Path(p) for p in inputs], skipped))
         if wanted is not None:
             start(wanted)
     except Exception:  # the run itself says what is wrong with the file, the folder or the server

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
-
-import networkx as nx
+from typing import TYPE_CHECKING, Protocol
 
 from ingestflow.spec.problems import Problem
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 SOURCE = "Source"
 DESTINATION = "Destination"
@@ -40,6 +41,8 @@ class NodeLike(Protocol):
 
 def build_dag(nodes: Sequence[NodeLike]) -> nx.DiGraph:
     """The DAG of a workflow: SPEC.md rule 6, the order of workflow_nodes is the DAG order."""
+    import networkx as nx  # here: a run's workers, which import this module, never build one
+
     graph = nx.DiGraph()
     chain = [SOURCE, *(node.path for node in nodes), DESTINATION]
     graph.add_node(SOURCE, type="source")
@@ -52,6 +55,8 @@ def build_dag(nodes: Sequence[NodeLike]) -> nx.DiGraph:
 
 def execution_order(graph: nx.DiGraph) -> list[str]:
     """The workflow nodes in the order they run (Source and Destination left out)."""
+    import networkx as nx
+
     return [n for n in nx.topological_sort(graph) if n not in (SOURCE, DESTINATION)]
 
 

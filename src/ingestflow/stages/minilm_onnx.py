@@ -23,8 +23,6 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingestflow import locks
-
 if TYPE_CHECKING:
     import numpy as np
 
@@ -74,6 +72,8 @@ def export(target: Path | None = None) -> Path:
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    from ingestflow import locks  # here: a run's first step imports this module for the above
+
     with locks.waiting(target.with_suffix(".lock")):
         if target.exists():
             return target
