@@ -168,6 +168,29 @@ def test_english_table_cells_are_read_by_pp_ocr_and_say_so(
     assert page_text and {e["metadata"].get("ocr_engine") for e in page_text} == {"tesseract"}
 
 
+def test_pp_ocr_is_loaded_by_the_first_table_that_needs_it(
+    scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Opening High Res with tables does not load PP-OCRv6 (a worker reading text-layer PDFs
+    never needs it); the first scanned table does."""
+    from tests.stages.test_partition import make_pdf
+
+    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
+    monkeypatch.setattr(ocr, "_ENGINE", None)  # this process's engine, put back after
+    st = UnstructuredPartitionSettings(strategy="hi_res", infer_table_structure=True)
+    stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
+    stage.open()
+    text = tmp_path / "text.pdf"
+    text.write_bytes(make_pdf(["A page with a text layer\nand no table at all"]))
+    assert stage.process(Document("t", "t", text.name, path=text)).elements
+    assert ocr._ENGINE is None
+    elements = stage.process(Document("s", "s", scan.name, path=scan)).elements
+    assert ocr._ENGINE is not None
+    assert [e["metadata"]["ocr_engine"] for e in elements if e["type"] == "Table"] == [
+        "rapidocr-ppocrv6"
+    ]
+
+
 def test_a_korean_request_still_uses_tesseract(korean: tuple[list[dict[str, Any]], list[str]]):
     elements, _ = korean
     read = [e for e in elements if e["text"].strip()]

@@ -105,9 +105,12 @@ def load_layout_model() -> None:
     orientation.get_session()
 
 
-def load_ocr(languages: list[str], tables: bool) -> None:
-    """Load the OCR model these languages use now (once per process), not on the first page."""
-    ocr.load(tesseract_codes(languages), tables)
+def load_ocr(languages: list[str]) -> None:
+    """Load the OCR model these languages read whole pages with now (once per process), not on
+    the first page. PP-OCRv6 for table cells alone is loaded by the first table that needs OCR
+    (`ocr.get_engine`): a worker that reads only text-layer PDFs never needs it (~0.2 CPU s and
+    ~0.2 s before its first page; benchmarks/RESULTS.md, "High Res speed")."""
+    ocr.load(tesseract_codes(languages), tables=False)
 
 
 def load_table_model() -> None:

@@ -93,7 +93,7 @@ def load(node: str, settings: UnstructuredPartitionSettings) -> Callable[..., An
         if hi_res:
             hires.load_layout_model()
             tables = st.infer_table_structure or st.pdf_infer_table_structure
-            hires.load_ocr(list(st.ocr_languages), tables)
+            hires.load_ocr(list(st.ocr_languages))
             if tables:
                 hires.load_table_model()
     except (ImportError, OSError, RuntimeError) as exc:
