@@ -84,6 +84,49 @@ def test_a_page_range_renders_only_its_pages(turned_pdf: Path, tmp_path: Path):
     assert [Path(p).name for p in got] == ["page_1.png"]
 
 
+def test_pages_come_in_batches_and_the_range_is_the_library_s(tmp_path: Path):
+    path = tmp_path / "ten.pdf"
+    path.write_bytes(make_pdf([f"Page {n} of ten" for n in range(1, 11)]))
+    calls: list[tuple[int, int]] = []
+
+    def counted(**kwargs: Any) -> Any:
+        calls.append((kwargs["first_page"], kwargs["last_page"]))
+        return library_render()(**kwargs)
+
+    def names(**more: Any) -> list[str]:
+        kwargs = {"filename": str(path), "dpi": 20, "path_only": True, "output_folder": tmp_path}
+        return [Path(p).name for p in PageFiles().render(counted, {**kwargs, **more})]
+
+    assert names() == [f"page_{n}.png" for n in range(1, 11)]
+    assert calls == [(1, 8), (9, 16)]  # a batch of 8, then the rest: the document ends there
+    assert names(first_page=8) == ["page_8.png", "page_9.png", "page_10.png"]
+    assert names(first_page=3, last_page=3) == ["page_3.png"]
+    assert names(last_page=9)[-1] == "page_9.png" and len(names(last_page=9)) == 9
+    assert names(last_page=0) == [] and names(first_page=11) == []
+
+
+def test_past_the_budget_pages_are_png_files_with_the_same_notes(turned_pdf: Path, tmp_path: Path):
+    from PIL import Image
+
+    render = library_render()
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    theirs.mkdir()
+    ours.mkdir()
+    common = {"filename": str(turned_pdf), "dpi": 50, "path_only": True}
+    expected = render(**common, output_folder=str(theirs))
+    with Image.open(expected[0]) as first:
+        one_page = first.width * first.height * 3
+    pages = PageFiles(budget=one_page)  # room for the first page alone
+    got = pages.render(render, {**common, "output_folder": str(ours)})
+    with pages.opening():
+        formats = []
+        for mine, library in zip(got, expected, strict=True):
+            with Image.open(mine) as image, Image.open(library) as reference:
+                formats.append(image.format)
+                assert image.info == reference.info and image.tobytes() == reference.tobytes()
+    assert formats == ["PPM", "PNG", "PNG"]
+
+
 def test_a_mode_pnm_cannot_hold_is_saved_as_png_with_its_notes(tmp_path: Path):
     from PIL import Image
 
