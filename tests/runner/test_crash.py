@@ -115,7 +115,7 @@ def test_an_unreadable_folder_is_said_in_the_job(
                 continue
             yield dirpath, dirnames, filenames
 
-    monkeypatch.setattr("ingestflow.connectors.local.os.walk", walk)
+    monkeypatch.setattr("ingestflow.connectors.local_walk.os.walk", walk)
     source = LocalSource([folder])
     assert [d.filename for d in source.documents()] == ["a.txt"]
     assert source.skipped == [f"{folder / 'locked'}: skipped, permission denied"]

@@ -114,7 +114,7 @@ def test_a_listing_that_skipped_a_folder_removes_nothing(
                 continue
             yield dirpath, dirnames, filenames
 
-    monkeypatch.setattr("ingestflow.connectors.local.os.walk", walk)
+    monkeypatch.setattr("ingestflow.connectors.local_walk.os.walk", walk)
     code, record = _run(tmp_path)
     assert code == 0 and record["deleted"] == 0
     assert "sub/b.md.json" in _outputs(tmp_path)
