@@ -46,10 +46,21 @@ def _stopped_before_any_page(server: Server, wiki: FakeConfluence, http: Any, jo
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("server_sigint", ["handled", "ignored"])
 def test_a_job_cancelled_while_its_process_starts_stays_stopped(
-    server: Server, wiki: FakeConfluence
+    server: Server, wiki: FakeConfluence, server_sigint: str
 ) -> None:
-    http, job_id = _in_its_precheck(server, wiki, 20.0)
+    """Also when the server's process ignores SIGINT (as a process started in the background
+    does): the job process it launches would inherit that, and a cancel must still stop it."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    if server_sigint == "ignored":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        http, job_id = _in_its_precheck(server, wiki, 20.0)
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert http.get(f"{API}/jobs/{job_id}").json()["status"] == "IN_PROGRESS"
     answer = http.post(f"{API}/jobs/{job_id}/cancel")
     assert answer.status_code == 200, answer.text

@@ -18,7 +18,14 @@ def main(argv: list[str] | None = None) -> int:
     It runs under the server's rule for Milvus Lite paths: relative to the workspace, inside it
     or a folder given with `--allow-dir` (repeatable; the launcher passes the server's)."""
     import argparse
+    import signal
 
+    # A cancel is SIGINT to this process: it must stop the job whatever this process inherited
+    # from the one that launched it (a signal ignored there is ignored here from the start, and
+    # a launching thread's blocked signals stay blocked: Python would then never raise
+    # KeyboardInterrupt, and a cancelled job would run to its end).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parser = argparse.ArgumentParser(prog="python -m ingestflow.service.jobproc")
     parser.add_argument("workspace", type=Path)
     parser.add_argument("job_id")
