@@ -172,12 +172,15 @@ def test_a_pdf_page_shows_a_box_per_element(tab: Any, jobs: dict[str, Any]) -> N
 
 
 def test_chunks_show_their_elements_and_two_jobs_compare(tab: Any, jobs: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
     first, second = jobs["a"], jobs["b"]
     (entry,) = first["files"]
     tab.goto(tab.url.rstrip("/") + f"/jobs/{first['id']}/files/{entry['file_id']}")
     tab.locator("#node-choice a", has_text="Chunker").click()
     chunks = elements(jobs["ws"], first["id"], "Chunker")
-    assert tab.locator("#elements article.element").count() == len(chunks)
+    # the click loads the chunker's page: wait for it (a busy machine loads it late)
+    expect(tab.locator("#elements article.element")).to_have_count(len(chunks), timeout=30_000)
     from unstructured.staging.base import elements_from_base64_gzipped_json
 
     kept = [elements_from_base64_gzipped_json(c["metadata"]["orig_elements"]) for c in chunks]
@@ -195,9 +198,9 @@ def test_chunks_show_their_elements_and_two_jobs_compare(tab: Any, jobs: dict[st
     tab.goto(tab.url.split("/ui/")[0] + f"/ui/jobs/{first['id']}")
     tab.locator("#compare select").select_option(second["id"])
     tab.locator("#compare button").click()
-    assert tab.locator("#diff-jobs").is_visible()
+    expect(tab.locator("#diff-jobs")).to_be_visible(timeout=30_000)
     sections = tab.locator("section.diff-node")
-    assert sections.count() == 2
+    expect(sections).to_have_count(2, timeout=30_000)
     partitioner, chunker = sections.nth(0), sections.nth(1)
     assert "same settings" in partitioner.inner_text()
     assert "no change" in partitioner.locator(".diff-file h3").inner_text()
