@@ -46,19 +46,24 @@ def library_render() -> Any:
     return convert_pdf_to_image
 
 
+def both(pdf: Path, folder: Path, dpi: int, pages: PageFiles) -> tuple[list[str], list[str]]:
+    """The library's PNG page files of `pdf` and `pages`' files of it, in two folders."""
+    render = library_render()
+    theirs, ours = folder / "theirs", folder / "ours"
+    theirs.mkdir()
+    ours.mkdir()
+    common = {"filename": str(pdf), "dpi": dpi, "path_only": True}
+    expected = render(**common, output_folder=str(theirs))
+    return expected, pages.render(render, {**common, "output_folder": str(ours)})
+
+
 def test_pages_read_back_with_the_pixels_and_notes_of_the_library_png(
     turned_pdf: Path, tmp_path: Path
 ):
     from PIL import Image
 
-    render = library_render()
-    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
-    theirs.mkdir()
-    ours.mkdir()
-    common = {"filename": str(turned_pdf), "dpi": 100, "path_only": True}
-    expected = render(**common, output_folder=str(theirs))
     pages = PageFiles()
-    got = pages.render(render, {**common, "output_folder": str(ours)})
+    expected, got = both(turned_pdf, tmp_path, 100, pages)
     assert [Path(p).name for p in got] == [Path(p).name for p in expected]
     with pages.opening():
         for mine, library in zip(got, expected, strict=True):
@@ -108,16 +113,11 @@ def test_pages_come_in_batches_and_the_range_is_the_library_s(tmp_path: Path):
 def test_past_the_budget_pages_are_png_files_with_the_same_notes(turned_pdf: Path, tmp_path: Path):
     from PIL import Image
 
-    render = library_render()
-    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
-    theirs.mkdir()
-    ours.mkdir()
-    common = {"filename": str(turned_pdf), "dpi": 50, "path_only": True}
-    expected = render(**common, output_folder=str(theirs))
-    with Image.open(expected[0]) as first:
-        one_page = first.width * first.height * 3
+    one_page = 425 * 550 * 3  # a letter page at 50 dpi, RGB
     pages = PageFiles(budget=one_page)  # room for the first page alone
-    got = pages.render(render, {**common, "output_folder": str(ours)})
+    expected, got = both(turned_pdf, tmp_path, 50, pages)
+    with Image.open(expected[0]) as first:
+        assert first.width * first.height * 3 == one_page
     with pages.opening():
         formats = []
         for mine, library in zip(got, expected, strict=True):
