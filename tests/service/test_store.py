@@ -107,3 +107,34 @@ def test_two_processes_opening_a_new_workspace_at_once_both_succeed(tmp_path: Pa
             process.join(60)
             assert process.exitcode == 0
     assert failures.empty(), failures.get()
+
+
+def test_opening_the_database_again_keeps_the_locks_of_connections_already_open(
+    tmp_path: Path,
+) -> None:
+    # A server holds connections while each request opens another. Were the file opened and
+    # closed beside SQLite (to read its header, say), the close would drop this process's locks
+    # on it, and another process closing its own connection would take itself for the last one
+    # and delete the write-ahead log under the open connections ("disk I/O error" seen by a
+    # server of tests/server/test_two_servers.py).
+    from ingestflow.store.db import connect_db
+
+    root = tmp_path / "ws"
+    held = connect_db(root)
+    try:
+        held.execute("SELECT count(*) FROM jobs").fetchone()
+        connect_db(root).close()  # a request's connection, opened and closed
+        other = (
+            "import sys; from pathlib import Path; from ingestflow.store.db import connect_db; "
+            "db = connect_db(Path(sys.argv[1])); db.execute('SELECT 1 FROM jobs').fetchall(); "
+            "db.close()"
+        )
+        subprocess.run([sys.executable, "-c", other, str(root)], check=True, timeout=60)
+        # the log outlives the other process's close: it saw this process's connection
+        assert sorted(p.name for p in root.iterdir() if p.name.startswith("ingestflow.db")) == [
+            "ingestflow.db",
+            "ingestflow.db-shm",
+            "ingestflow.db-wal",
+        ]
+    finally:
+        held.close()

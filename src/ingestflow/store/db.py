@@ -125,6 +125,9 @@ def connect_db(root: Path, create: bool = True, check: bool = True) -> sqlite3.C
             migrate(db)
     except sqlite3.DatabaseError as exc:
         db.close()
+        if integrity.not_a_database(exc):
+            what = f"the file is not a SQLite database (SQLite says: {exc})"
+            raise integrity.damaged(path, what) from None
         if integrity.is_damage(exc):
             raise integrity.damaged(path, f"SQLite says: {exc}") from None
         raise

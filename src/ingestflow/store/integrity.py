@@ -15,21 +15,26 @@ from pathlib import Path
 
 from ingestflow.errors import WorkspaceDamaged
 
-HEADER = b"SQLite format 3\x00"
 _BACKUP = re.compile(r"\.bak-v(\d+)$")
 # SQLite's own words for a damaged file (other errors, "locked" say, are not damage)
 DAMAGE_CODES = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 
 
 def check_file(path: Path) -> None:
-    """Refuse a database file that is empty or does not start with SQLite's header (reads only
-    its first bytes)."""
-    with path.open("rb") as handle:
-        head = handle.read(len(HEADER))
-    if not head:
+    """Refuse a database file that is empty (its size only: the file is not opened).
+
+    A file that is not SQLite is refused by `not_a_database` when SQLite first reads it. The file
+    is never opened here: closing any descriptor of a file drops every POSIX lock this process
+    holds on it, the locks of its open SQLite connections included. Another process would then
+    take its connections for gone and delete the write-ahead log under them (SQLite's "How To
+    Corrupt", 2.2), which a server saw as "disk I/O error"."""
+    if path.stat().st_size == 0:
         raise damaged(path, "the file is empty (0 bytes)")
-    if head != HEADER:
-        raise damaged(path, "the file is not a SQLite database (it lacks SQLite's header)")
+
+
+def not_a_database(exc: sqlite3.Error) -> bool:
+    """True when SQLite says the file lacks its header (not a SQLite database)."""
+    return getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB"
 
 
 def quick_check(db: sqlite3.Connection) -> str | None:
@@ -37,7 +42,7 @@ def quick_check(db: sqlite3.Connection) -> str | None:
     try:
         rows = [" ".join(str(r[0]).split()) for r in db.execute("PRAGMA quick_check(3)")]
     except sqlite3.DatabaseError as exc:
-        if not is_damage(exc):
+        if not is_damage(exc) or not_a_database(exc):  # the latter: refused by the caller
             raise
         rows = [str(exc)]
     if rows == ["ok"]:
