@@ -6,7 +6,10 @@ Quality (one process): tables found and cell-text recall against the library's p
 outputs with table structure; word recall of scans and photos against their published text; word
 recall and element-type counts of text PDFs against the library's own Fast reading. Speed: the
 README's `ingestflow run` with 2 workers over the corpus's text PDFs and its scans, hi_res and
-Auto, pages per second end to end (process start to exit).
+Auto, pages per second end to end (process start to exit). Beside each run, `machine_s`: the
+seconds a fixed CPU workload took just before it (`machine`), so that a slow run on a busy VM
+can be told from a slower program (the same code has read 15-50 % slower at another hour of the
+same day: benchmarks/RESULTS.md, "From a fresh clone").
 """
 
 from __future__ import annotations
@@ -155,6 +158,23 @@ def pages(paths: list[Path]) -> int:
     return sum(len(PdfReader(str(p)).pages) if p.suffix == ".pdf" else 1 for p in paths)
 
 
+def machine(rounds: int = 3) -> float:
+    """Seconds of a fixed single-core workload (compression and a Python loop), the best of
+    `rounds`: the machine's speed at this moment, to read beside a timing."""
+    import zlib
+
+    data = bytes(range(256)) * 40_000  # 10 MB
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        zlib.compress(data, 6)
+        total = 0
+        for number in range(4_000_000):
+            total += number % 7
+        best = min(best, time.perf_counter() - started)
+    return round(best, 3)
+
+
 def speed() -> list[dict]:
     rows = []
     for label, rels in (("text PDFs", TEXT_PDFS), ("scans and photos", SCANS)):
@@ -168,6 +188,7 @@ def speed() -> list[dict]:
                 paths.append(target)
             n = pages(paths)
             for workflow in ("examples/hi-res-tables.json", "examples/auto.json"):
+                reference = machine()
                 started = time.perf_counter()
                 subprocess.run(
                     [
@@ -195,6 +216,7 @@ def speed() -> list[dict]:
                         "pages": n,
                         "wall_s": round(wall, 1),
                         "pages_per_s": round(n / wall, 2),
+                        "machine_s": reference,
                     }
                 )
                 print(rows[-1], flush=True)
