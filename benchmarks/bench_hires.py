@@ -8,7 +8,7 @@ recall and element-type counts of text PDFs against the library's own Fast readi
 README's `ingestflow run` with 2 workers over the corpus's text PDFs and its scans, hi_res and
 Auto, pages per second end to end (process start to exit). Beside each run, `machine_s`: the
 seconds a fixed CPU workload took just before it (`machine`), so that a slow run on a busy VM
-can be told from a slower program (the same code has read 15-50 % slower at another hour of the
+can be told from a slower program (the same code has read up to 55 % slower at another hour of the
 same day: benchmarks/RESULTS.md, "From a fresh clone").
 """
 
