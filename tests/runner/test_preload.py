@@ -89,11 +89,39 @@ def test_fast_hi_res_and_auto_runs_on_several_workers_are_preloaded(
     assert preload.spec(build_plan(workflow()), 2) is None
 
 
+def test_high_res_over_pdfs_and_images_alone_does_not_load_the_spacy_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(preload.SWITCH_ENV, raising=False)
+    hi_res = build_plan(workflow("hi_res"))
+    assert preload.spec(hi_res, 2, {".pdf", ".PNG", ".jpg"})["nlp"] is False  # type: ignore[index]
+    # another type (its partitioner asks spaCy), or types the source could not tell: loaded
+    assert preload.spec(hi_res, 2, {".pdf", ".txt"})["nlp"] is True  # type: ignore[index]
+    assert preload.spec(hi_res, 2, None)["nlp"] is True  # type: ignore[index]
+    assert preload.spec(hi_res, 2, set())["nlp"] is True  # type: ignore[index]
+    # Fast and Auto read text layers with the library's text checks, which ask it
+    for body in (workflow(), vlm_workflow(is_dynamic=True)):
+        assert preload.spec(build_plan(body), 2, {".pdf"})["nlp"] is True, body  # type: ignore[index]
+
+
 def test_the_guess_from_the_workflow_file_is_the_spec_the_run_wants(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(preload.SWITCH_ENV, raising=False)
+    for told in ({".pdf", ".md"}, {".pdf", ".png"}):
+        _same_guess(told)
     told = {".pdf", ".md"}
+    assert preload.guess(workflow(), 2, told) is not None
+    untold = workflow()
+    del untold["workflow_nodes"][0]["settings"]["strategy"]  # the default: left to the plan
+    assert preload.guess(untold, 2, told) is None
+    for odd in ({}, [], {"workflow_nodes": "x"}, {"workflow_nodes": [None]}, None):
+        assert preload.guess(odd, 2, told) is None
+    monkeypatch.setenv(preload.SWITCH_ENV, "0")
+    assert preload.guess(workflow(), 2, told) is None
+
+
+def _same_guess(told: set[str]) -> None:
     for body, workers in [
         (workflow(), 2),
         (workflow(embed=False), 2),
@@ -105,14 +133,6 @@ def test_the_guess_from_the_workflow_file_is_the_spec_the_run_wants(
     ]:
         plan = build_plan(body)
         assert preload.guess(body, workers, told) == preload.spec(plan, workers, told), body
-    assert preload.guess(workflow(), 2, told) is not None
-    untold = workflow()
-    del untold["workflow_nodes"][0]["settings"]["strategy"]  # the default: left to the plan
-    assert preload.guess(untold, 2, told) is None
-    for odd in ({}, [], {"workflow_nodes": "x"}, {"workflow_nodes": [None]}, None):
-        assert preload.guess(odd, 2, told) is None
-    monkeypatch.setenv(preload.SWITCH_ENV, "0")
-    assert preload.guess(workflow(), 2, told) is None
 
 
 def server_pid() -> int | None:

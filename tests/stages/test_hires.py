@@ -185,6 +185,51 @@ def test_encoding_applies_to_the_text_formats_a_hi_res_workflow_reads(tmp_path: 
         run(note, encoding="utf-8")  # an encoding the workflow sets is strict
 
 
+_SPACY_AT_FIRST_USE = """
+import sys
+from pathlib import Path
+from ingestflow.elements import Document
+from ingestflow.spec.settings import UnstructuredPartitionSettings
+from ingestflow.stages.base import RunContext
+from ingestflow.stages.partition import UnstructuredPartitionStage
+
+st = UnstructuredPartitionSettings(strategy="hi_res")
+stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
+stage.precheck()
+stage.open()
+from unstructured.nlp.tokenize import _get_nlp
+
+print("loaded at open:", _get_nlp.cache_info().currsize)
+path = Path(sys.argv[1])
+found = stage.process(Document(path.name, path.name, path.name, path=path)).elements
+print("loaded after a text file:", _get_nlp.cache_info().currsize)
+print("types:", sorted({e["type"] for e in found}))
+"""
+
+
+def test_high_res_loads_spacy_only_when_a_file_asks_for_it(tmp_path: Path) -> None:
+    # a fresh process: High Res reads pages without the library's spaCy model; a text file
+    # under a High Res workflow is typed with it, loaded at that first use
+    import subprocess
+    import sys
+
+    note = tmp_path / "note.txt"
+    note.write_text(
+        "PRICE LIST\n\nThe harbour sells fresh fish every morning and the boats come back "
+        "before noon with the catch.\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", _SPACY_AT_FIRST_USE, str(note)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "loaded at open: 0" in out.stdout
+    assert "loaded after a text file: 1" in out.stdout
+    assert "'NarrativeText'" in out.stdout and "'Title'" in out.stdout, out.stdout
+
+
 def test_a_missing_ocr_language_names_the_debian_package():
     installed = hires.tesseract_languages()
     missing = next(c for c in ("tha", "amh", "khm", "lao", "sin") if c not in installed)

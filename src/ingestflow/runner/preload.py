@@ -12,6 +12,10 @@ pandas); a type nobody foresaw is imported by a worker when it first meets it. T
 start grows by what the workers no longer import each: on the benchmark's 24 documents, 2.3 CPU
 seconds fewer for the same wall time (`benchmarks/RESULTS.md`).
 
+Under High Res over PDFs and images alone the library's spaCy model (~0.3–0.5 s to load) is not
+loaded: their High Res reading never asks it, and a worker that meets another type after all
+loads it at its first use, as the library does.
+
 Under High Res and Auto the server also imports the High Res stack: every library module
 ingestflow patches (the PDF and image partitioners, the layout inference package, which imports
 matplotlib, pandas and numba), ONNX Runtime, OpenCV, rapidocr and the stages, which each
@@ -50,6 +54,11 @@ PRELOADED_STRATEGIES = ("fast", "hi_res", "auto")
 #: Those among them whose workers run the High Res stack.
 HI_RES_STRATEGIES = ("hi_res", "auto")
 
+#: Extensions of the files High Res reads as pages (PDFs and images): their reading never asks
+#: the library's spaCy model, so a High Res run over such files alone does not load it.
+PAGED_SUFFIXES = frozenset(
+    {".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".heic", ".webp"}
+)
 #: At most this many extensions in a spec (a folder rarely holds more types than this).
 MOST_SUFFIXES = 64
 _EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
@@ -73,7 +82,7 @@ def spec(plan: Plan, workers: int, suffixes: set[str] | None = None) -> dict[str
     if strategy not in PRELOADED_STRATEGIES:
         return None
     onnx = any(node.type == "embed" for node in plan.nodes)
-    return _wanted(workers, torch_unused(plan), onnx, suffixes, strategy in HI_RES_STRATEGIES)
+    return _wanted(workers, torch_unused(plan), onnx, suffixes, strategy)
 
 
 def guess(body: Any, workers: int, suffixes: set[str] | None) -> dict[str, Any] | None:
@@ -95,7 +104,7 @@ def guess(body: Any, workers: int, suffixes: set[str] | None) -> dict[str, Any] 
     if strategy not in PRELOADED_STRATEGIES:
         return None
     onnx = any(isinstance(node, dict) and node.get("type") == "embed" for node in nodes)
-    return _wanted(workers, runs_without_torch(), onnx, suffixes, strategy in HI_RES_STRATEGIES)
+    return _wanted(workers, runs_without_torch(), onnx, suffixes, strategy)
 
 
 def _strategy(subtype: Any, settings: dict[str, Any]) -> str | None:
@@ -114,14 +123,16 @@ def _enabled(workers: int) -> bool:
 
 
 def _wanted(
-    workers: int, block_torch: bool, onnx: bool, suffixes: set[str] | None, hi_res: bool
+    workers: int, block_torch: bool, onnx: bool, suffixes: set[str] | None, strategy: str
 ) -> dict[str, Any]:
+    kept = sorted(s for s in suffixes or () if _EXTENSION.fullmatch(s))[:MOST_SUFFIXES]
     return {
         "threads": max(1, (os.cpu_count() or 1) // workers),  # as the runner gives a worker
         "block_torch": block_torch,
         "onnx": onnx,
-        "hi_res": hi_res,
-        "suffixes": sorted(s for s in suffixes or () if _EXTENSION.fullmatch(s))[:MOST_SUFFIXES],
+        "hi_res": strategy in HI_RES_STRATEGIES,
+        "nlp": not (strategy == "hi_res" and kept and set(kept) <= PAGED_SUFFIXES),
+        "suffixes": kept,
     }
 
 

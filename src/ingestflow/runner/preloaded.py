@@ -1,8 +1,8 @@
 """Imported by a run's fork server before it forks the workers (see `preload`): the document
-library, its spaCy model, the partitioners of the run's file types, ONNX Runtime, the stages
-and (High Res, Auto) the High Res stack, loaded once for all workers. What this
-cannot load (a broken install) is left to the workers, which load what they need themselves
-and say what went wrong."""
+library, its spaCy model (unless the run reads only pages under High Res), the partitioners of
+the run's file types, ONNX Runtime, the stages and (High Res, Auto) the High Res stack, loaded
+once for all workers. What this cannot load (a broken install) is left to the workers, which
+load what they need themselves and say what went wrong."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def load(wanted: dict[str, Any]) -> None:
     import ingestflow.stages.chunk
     import ingestflow.stages.partition
 
-    _get_nlp()
+    if wanted.get("nlp", True):  # not for High Res over PDFs and images alone (`preload`)
+        _get_nlp()
     if wanted.get("onnx"):
         with contextlib.suppress(Exception):
             import onnxruntime  # noqa: F401

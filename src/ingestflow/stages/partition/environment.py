@@ -86,7 +86,8 @@ def load(node: str, settings: UnstructuredPartitionSettings) -> Callable[..., An
         from unstructured.nlp.tokenize import _get_nlp
         from unstructured.partition.auto import partition
 
-        _get_nlp()  # load the model now: the first document should not pay for it
+        if not hi_res:  # High Res reads PDFs and images without it; another type loads it
+            _get_nlp()  # load the model now: the first document should not pay for it
         html_depth.install()  # deep HTML read in full, or refused: never cut short
         xy_cut.install()  # reading order without numba's compiler at the first page
         st = settings
