@@ -104,6 +104,39 @@ def test_high_res_over_pdfs_and_images_alone_does_not_load_the_spacy_model(
         assert preload.spec(build_plan(body), 2, {".pdf"})["nlp"] is True, body  # type: ignore[index]
 
 
+_LOADED = """
+import sys
+import ingestflow.runner.preloaded
+from unstructured.nlp.tokenize import _get_nlp
+print(sorted(m for m in ("rapidocr.main", "onnxruntime", "unstructured.partition.pdf")
+             if m in sys.modules), _get_nlp.cache_info().currsize)
+"""
+
+
+@pytest.mark.parametrize(
+    ("suffixes", "nlp", "loaded"),
+    [
+        # PDFs alone: text layers mostly; a scanned PDF's worker imports rapidocr at its first
+        # table (its import parses rapidocr's model catalogue, ~0.6 s)
+        ([".pdf"], False, ["onnxruntime", "unstructured.partition.pdf"]),
+        ([".pdf", ".png"], False, ["onnxruntime", "rapidocr.main", "unstructured.partition.pdf"]),
+        ([".pdf", ".txt"], True, ["onnxruntime", "rapidocr.main", "unstructured.partition.pdf"]),
+    ],
+)
+def test_what_a_high_res_server_loads_follows_the_run_s_files(
+    suffixes: list[str], nlp: bool, loaded: list[str]
+) -> None:
+    wanted = preload.spec(build_plan(workflow("hi_res")), 2, set(suffixes))
+    assert wanted is not None and wanted["nlp"] is nlp
+    env = {**os.environ, preload.PRELOAD_ENV: json.dumps(wanted)}
+    out = subprocess.run(
+        [sys.executable, "-c", _LOADED], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("]")[0] + "]" == str(loaded)
+    assert out.stdout.strip().endswith(" 1" if nlp else " 0")
+
+
 def test_the_guess_from_the_workflow_file_is_the_spec_the_run_wants(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -12,9 +12,11 @@ pandas); a type nobody foresaw is imported by a worker when it first meets it. T
 start grows by what the workers no longer import each: on the benchmark's 24 documents, 2.3 CPU
 seconds fewer for the same wall time (`benchmarks/RESULTS.md`).
 
-Under High Res over PDFs and images alone the library's spaCy model (~0.3–0.5 s to load) is not
+Under High Res over PDFs and images alone the library's spaCy model (~0.35 s to load) is not
 loaded: their High Res reading never asks it, and a worker that meets another type after all
-loads it at its first use, as the library does.
+loads it at its first use, as the library does. Over PDFs alone rapidocr is not imported either
+(~0.6 s: its import parses its model catalogue): text layers need no OCR, and a worker that meets
+a scanned table imports it then.
 
 Under High Res and Auto the server also imports the High Res stack: every library module
 ingestflow patches (the PDF and image partitioners, the layout inference package, which imports

@@ -55,7 +55,7 @@ def load(wanted: dict[str, Any]) -> None:
     hi_res = bool(wanted.get("hi_res"))
     if hi_res:
         with contextlib.suppress(Exception):
-            load_hi_res()
+            load_hi_res(ocr=not _pdfs_alone(wanted.get("suffixes") or ()))
     # each element's `to_dict` imports the serialiser; then the run's types, each on its own (a
     # missing extra: the worker that meets the type says what is wrong)
     optional = ["unstructured.staging.base"]
@@ -66,18 +66,21 @@ def load(wanted: dict[str, Any]) -> None:
             importlib.import_module(module)
 
 
-def load_hi_res() -> None:
+def load_hi_res(ocr: bool = True) -> None:
     """Import what a High Res (or Auto) worker imports before its first page: every library
     module ingestflow patches (the PDF and image partitioners, the layout inference package),
-    ONNX Runtime, OpenCV, rapidocr and the stages. No model is loaded: sessions are each
-    worker's own."""
+    ONNX Runtime, OpenCV, rapidocr (with `ocr`) and the stages. No model is loaded: sessions
+    are each worker's own."""
     from ingestflow.stages import unstructured_patches
 
     unstructured_patches.check()  # imports each patched module; checked once for all workers
+    # rapidocr's import parses its model catalogue (~0.6 s): only where pages are likely scans
+    # (images); a worker that meets a scanned PDF's table imports it at its first use
+    optional = ["rapidocr.main"] if ocr else []  # `rapidocr` alone imports its pipeline lazily
     for module in (
         "onnxruntime",
         "cv2",
-        "rapidocr.main",  # `rapidocr` alone imports its pipeline lazily
+        *optional,
         "rapid_layout",
         "unstructured_inference.models.base",
         "unstructured_inference.models.unstructuredmodel",
@@ -92,6 +95,12 @@ def load_hi_res() -> None:
     ):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
+
+
+def _pdfs_alone(suffixes: Iterable[str]) -> bool:
+    """True when the run's files are known to be PDFs alone."""
+    found = {s.lower() for s in suffixes}
+    return bool(found) and found == {".pdf"}
 
 
 def partitioners(suffixes: Iterable[str], images: bool = False) -> list[str]:
