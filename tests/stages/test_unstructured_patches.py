@@ -441,3 +441,57 @@ def test_html_partitioner_main():
 def test_every_patch_has_its_test():
     tested = {name.removeprefix("test_") for name in globals() if name.startswith("test_")}
     assert set(patches.PATCHES) - tested == set()
+
+
+_DRAWING_IN_A_FRESH_PROCESS = """
+import sys
+from ingestflow.stages.partition import configure_unstructured
+
+configure_unstructured()
+from PIL import Image
+from unstructured_inference.inference import layout
+from unstructured_inference.inference.elements import TextRegion
+
+print("matplotlib before drawing:", "matplotlib" in sys.modules)
+drawn = layout.draw_bbox(Image.new("RGB", (40, 40), "white"), TextRegion.from_coords(5, 5, 30, 30))
+print("drawn:", drawn.size, drawn.getpixel((5, 5)) != (255, 255, 255))
+print("matplotlib after drawing:", "matplotlib" in sys.modules)
+"""
+
+
+def test_the_layout_package_draws_with_matplotlib_loaded_only_when_it_draws() -> None:
+    # a fresh process (this one may hold the real module): matplotlib's pyplot (~0.5 s) is left
+    # out until the library's drawing aid is called, and then it draws as before
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _DRAWING_IN_A_FRESH_PROCESS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "matplotlib before drawing: False" in out.stdout
+    assert "drawn: (40, 40) True" in out.stdout
+    assert "matplotlib after drawing: True" in out.stdout
+
+
+def test_the_stand_in_covers_every_name_the_library_imports_from_the_drawing_module() -> None:
+    import re
+    import sys
+
+    site = Path(inspect.getfile(patches.importlib.import_module("unstructured_inference"))).parent
+    imported: set[str] = set()
+    for root in (site, site.parent / "unstructured"):
+        for source in root.rglob("*.py"):
+            text = source.read_text(encoding="utf-8")
+            pattern = r"from unstructured_inference\.visualize import (\([^)]*\)|[^\n]+)"
+            for names in re.findall(pattern, text):
+                imported |= {n.strip() for n in names.strip("()").split(",") if n.strip()}
+    assert imported == set(patches.DRAWING_NAMES)
+    stand_in = sys.modules.get(patches.DRAWING)
+    real = patches.importlib.import_module(patches.DRAWING)  # the real one from here on
+    for name in patches.DRAWING_NAMES:
+        assert callable(getattr(real, name)), name
+    assert stand_in is None or stand_in is real or set(patches.DRAWING_NAMES) <= set(vars(stand_in))

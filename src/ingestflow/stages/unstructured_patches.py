@@ -7,7 +7,8 @@ function still has the signature it had when the patch was written; if not, an
 EnvironmentProblem says what differs and which versions to install. No other module assigns
 into the library: they call `replaced()` (for one call, restored after) or `installed()` (once
 per process), handing the replacement as a function of the original. The replacements that only
-repair the library (`links_on_every_page`, `spacy_model`) live here; those that carry
+repair the library (`links_on_every_page`, `spacy_model`, and `lazy_drawing`: its drawing module
+imported at first use, not with the layout package) live here; those that carry
 ingestflow's own behaviour (High Res's OCR and tables, batched spaCy calls) live in their modules.
 """
 
@@ -293,6 +294,47 @@ def spacy_model(name: str) -> None:
     on every call, as a later import may have reset it)."""
     check("spacy_model_name")
     _assign(PATCHES["spacy_model_name"], name)
+
+
+#: The layout package's drawing module, whose import loads matplotlib's pyplot (~0.5 s, in every
+#: process that reads a PDF) for a debugging aid the reading never calls (`draw_bbox`, by
+#: `PageLayout.annotate`): `lazy_drawing` stands in for it until something uses it.
+DRAWING = "unstructured_inference.visualize"
+#: The names the library imports from it (checked against the module by the tests).
+DRAWING_NAMES = ("draw_bbox",)
+
+
+def lazy_drawing() -> None:
+    """Stand in for `DRAWING` until one of its names is used (then the real module is imported
+    and does the work): before the library's layout module is imported, or never."""
+    import sys
+    import types
+
+    if DRAWING in sys.modules:
+        return
+    stand_in = types.ModuleType(DRAWING, "loaded on first use (ingestflow: lazy_drawing)")
+
+    def real() -> Any:
+        if sys.modules.get(DRAWING) is stand_in:
+            del sys.modules[DRAWING]
+        return importlib.import_module(DRAWING)
+
+    def delegate(name: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return getattr(real(), name)(*args, **kwargs)
+
+        call.__name__ = call.__qualname__ = name
+        return call
+
+    def attribute(name: str) -> Any:
+        if name.startswith("__"):  # the import system's questions (`__path__` …): a module's
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    for name in DRAWING_NAMES:
+        setattr(stand_in, name, delegate(name))
+    stand_in.__getattr__ = attribute  # type: ignore[method-assign]
+    sys.modules[DRAWING] = stand_in
 
 
 def links_on_every_page(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -27,8 +27,10 @@ _ALWAYS_PATCHED = (
 
 def configure_unstructured() -> None:
     """Make `unstructured` work with no network: environment first, then the spaCy model name
-    (the library would otherwise download `en_core_web_sm` at first use)."""
+    (the library would otherwise download `en_core_web_sm` at first use); and leave matplotlib
+    unloaded until something draws (`unstructured_patches.lazy_drawing`)."""
     set_offline_env()
+    unstructured_patches.lazy_drawing()  # before the layout package is imported
     unstructured_patches.spacy_model(SPACY_MODEL)
 
 
