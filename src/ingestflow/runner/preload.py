@@ -20,7 +20,8 @@ a scanned table imports it then.
 
 Under High Res and Auto the server also imports the High Res stack: every library module
 ingestflow patches (the PDF and image partitioners, the layout inference package, which imports
-matplotlib, pandas and numba), ONNX Runtime, OpenCV, rapidocr and the stages, which each
+pandas and numba; matplotlib only once something draws), ONNX Runtime, OpenCV, rapidocr and the
+stages, which each
 worker imported itself before (~4–5 CPU s a worker; benchmarks/RESULTS.md, "High Res speed: one
 import of the stack per run"). No model is loaded there: each worker opens its own ONNX
 sessions when its first document needs them, so no session is shared across a fork.
