@@ -21,10 +21,9 @@ a scanned table imports it then.
 Under High Res and Auto the server also imports the High Res stack: every library module
 ingestflow patches (the PDF and image partitioners, the layout inference package, which imports
 pandas and numba; matplotlib only once something draws), ONNX Runtime, OpenCV, rapidocr and the
-stages, which each
-worker imported itself before (~4–5 CPU s a worker; benchmarks/RESULTS.md, "High Res speed: one
-import of the stack per run"). No model is loaded there: each worker opens its own ONNX
-sessions when its first document needs them, so no session is shared across a fork.
+stages, which each worker imported itself before (~4–5 CPU s a worker; benchmarks/RESULTS.md,
+"High Res speed: one import of the stack per run"). No model is loaded there: each worker opens
+its own ONNX sessions when its first document needs them, so no session is shared across a fork.
 
 Used where it is safe: the Fast, High Res and Auto strategies (not the VLM, whose pages go to a
 model server), the local executor with two or more workers, and a process that runs one job
