@@ -200,6 +200,11 @@ stage.open()
 from unstructured.nlp.tokenize import _get_nlp
 
 print("loaded at open:", _get_nlp.cache_info().currsize)
+print("matplotlib at open:", "matplotlib" in sys.modules)  # the drawing aid stands in
+for page in sys.argv[2:]:  # scans and a text PDF: High Res reads them without spaCy
+    read = Path(page)
+    stage.process(Document(read.name, read.name, read.name, path=read))
+print("loaded after pages:", _get_nlp.cache_info().currsize)
 path = Path(sys.argv[1])
 found = stage.process(Document(path.name, path.name, path.name, path=path)).elements
 print("loaded after a text file:", _get_nlp.cache_info().currsize)
@@ -207,25 +212,34 @@ print("types:", sorted({e["type"] for e in found}))
 """
 
 
-def test_high_res_loads_spacy_only_when_a_file_asks_for_it(tmp_path: Path) -> None:
+def test_high_res_loads_spacy_only_when_a_file_asks_for_it(
+    tmp_path: Path, scans: dict[str, Path]
+) -> None:
     # a fresh process: High Res reads pages without the library's spaCy model; a text file
     # under a High Res workflow is typed with it, loaded at that first use
     import subprocess
     import sys
+
+    from tests.stages.test_partition import make_pdf
 
     note = tmp_path / "note.txt"
     note.write_text(
         "PRICE LIST\n\nThe harbour sells fresh fish every morning and the boats come back "
         "before noon with the catch.\n"
     )
+    text_pdf = tmp_path / "text.pdf"
+    text_pdf.write_bytes(make_pdf(["The harbour sells fresh fish every morning."]))
+    pages = [str(scans["png"]), str(scans["pdf"]), str(text_pdf)]
     out = subprocess.run(
-        [sys.executable, "-c", _SPACY_AT_FIRST_USE, str(note)],
+        [sys.executable, "-c", _SPACY_AT_FIRST_USE, str(note), *pages],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "loaded at open: 0" in out.stdout
+    assert "loaded after pages: 0" in out.stdout
+    assert "matplotlib at open: False" in out.stdout
     assert "loaded after a text file: 1" in out.stdout
     assert "'NarrativeText'" in out.stdout and "'Title'" in out.stdout, out.stdout
 

@@ -55,7 +55,9 @@ def load(wanted: dict[str, Any]) -> None:
     hi_res = bool(wanted.get("hi_res"))
     if hi_res:
         with contextlib.suppress(Exception):
-            load_hi_res(ocr=not _pdfs_alone(wanted.get("suffixes") or ()))
+            # rapidocr: where pages may be scans, or where it is asked for every page
+            asked = os.environ.get("INGESTFLOW_OCR_ENGINE", "").strip().lower() == "rapidocr"
+            load_hi_res(ocr=asked or not _pdfs_alone(wanted.get("suffixes") or ()))
     # each element's `to_dict` imports the serialiser; then the run's types, each on its own (a
     # missing extra: the worker that meets the type says what is wrong)
     optional = ["unstructured.staging.base"]

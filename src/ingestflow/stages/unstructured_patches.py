@@ -304,6 +304,9 @@ DRAWING = "unstructured_inference.visualize"
 DRAWING_NAMES = ("draw_bbox",)
 
 
+_drawing_lock = threading.Lock()
+
+
 def lazy_drawing() -> None:
     """Stand in for `DRAWING` until one of its names is used (then the real module is imported
     and does the work): before the library's layout module is imported, or never."""
@@ -315,9 +318,10 @@ def lazy_drawing() -> None:
     stand_in = types.ModuleType(DRAWING, "loaded on first use (ingestflow: lazy_drawing)")
 
     def real() -> Any:
-        if sys.modules.get(DRAWING) is stand_in:
-            del sys.modules[DRAWING]
-        return importlib.import_module(DRAWING)
+        with _drawing_lock:  # two first uses at once: one import
+            if sys.modules.get(DRAWING) is stand_in:
+                sys.modules.pop(DRAWING, None)
+            return importlib.import_module(DRAWING)
 
     def delegate(name: str) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:

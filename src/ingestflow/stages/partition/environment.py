@@ -82,6 +82,7 @@ def load(node: str, settings: UnstructuredPartitionSettings) -> Callable[..., An
     models loaded: the first document should not pay for them."""
     hi_res = settings.strategy == "hi_res"
     set_offline_env()  # before the library is imported (it pings a telemetry host at import)
+    unstructured_patches.lazy_drawing()  # before `check` imports the layout package
     unstructured_patches.check(*(() if hi_res else _ALWAYS_PATCHED))  # before patching any
     configure_unstructured()
     try:
