@@ -114,21 +114,37 @@ print(sorted(m for m in ("rapidocr.main", "onnxruntime", "unstructured.partition
 
 
 @pytest.mark.parametrize(
-    ("suffixes", "nlp", "loaded"),
+    ("suffixes", "engine", "nlp", "loaded"),
     [
         # PDFs alone: text layers mostly; a scanned PDF's worker imports rapidocr at its first
         # table (its import parses rapidocr's model catalogue, ~0.6 s)
-        ([".pdf"], False, ["onnxruntime", "unstructured.partition.pdf"]),
-        ([".pdf", ".png"], False, ["onnxruntime", "rapidocr.main", "unstructured.partition.pdf"]),
-        ([".pdf", ".txt"], True, ["onnxruntime", "rapidocr.main", "unstructured.partition.pdf"]),
+        ([".pdf"], "auto", False, ["onnxruntime", "unstructured.partition.pdf"]),
+        (
+            [".pdf"],
+            "rapidocr",
+            False,
+            ["onnxruntime", "rapidocr.main", "unstructured.partition.pdf"],
+        ),
+        (
+            [".pdf", ".png"],
+            "auto",
+            False,
+            ["onnxruntime", "rapidocr.main", "unstructured.partition.pdf"],
+        ),
+        (
+            [".pdf", ".txt"],
+            "auto",
+            True,
+            ["onnxruntime", "rapidocr.main", "unstructured.partition.pdf"],
+        ),
     ],
 )
 def test_what_a_high_res_server_loads_follows_the_run_s_files(
-    suffixes: list[str], nlp: bool, loaded: list[str]
+    suffixes: list[str], engine: str, nlp: bool, loaded: list[str]
 ) -> None:
     wanted = preload.spec(build_plan(workflow("hi_res")), 2, set(suffixes))
     assert wanted is not None and wanted["nlp"] is nlp
-    env = {**os.environ, preload.PRELOAD_ENV: json.dumps(wanted)}
+    env = {**os.environ, preload.PRELOAD_ENV: json.dumps(wanted), "INGESTFLOW_OCR_ENGINE": engine}
     out = subprocess.run(
         [sys.executable, "-c", _LOADED], env=env, capture_output=True, text=True, timeout=300
     )

@@ -55,9 +55,8 @@ def load(wanted: dict[str, Any]) -> None:
     hi_res = bool(wanted.get("hi_res"))
     if hi_res:
         with contextlib.suppress(Exception):
-            # rapidocr: where pages may be scans, or where it is asked for every page
-            asked = os.environ.get("INGESTFLOW_OCR_ENGINE", "").strip().lower() == "rapidocr"
-            load_hi_res(ocr=asked or not _pdfs_alone(wanted.get("suffixes") or ()))
+            # rapidocr: where pages may be scans, or where it reads every page
+            load_hi_res(ocr=_rapidocr_asked() or not _pdfs_alone(wanted.get("suffixes") or ()))
     # each element's `to_dict` imports the serialiser; then the run's types, each on its own (a
     # missing extra: the worker that meets the type says what is wrong)
     optional = ["unstructured.staging.base"]
@@ -97,6 +96,17 @@ def load_hi_res(ocr: bool = True) -> None:
     ):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
+
+
+def _rapidocr_asked() -> bool:
+    """True when the OCR engine choice (`stages.ocr.mode`) is rapidocr for every page (an
+    unknown choice: False here, the workers say what is wrong)."""
+    from ingestflow.stages import ocr
+
+    try:
+        return ocr.mode() == "rapidocr"
+    except Exception:
+        return False
 
 
 def _pdfs_alone(suffixes: Iterable[str]) -> bool:
