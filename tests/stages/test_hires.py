@@ -199,15 +199,27 @@ stage.precheck()
 stage.open()
 from unstructured.nlp.tokenize import _get_nlp
 
+
+
+def imported():  # the real modules, not the stand-ins of `unstructured_patches.lazy_imports`
+    return sorted(
+        name
+        for name in ("spacy", "numba", "matplotlib")
+        if name in sys.modules and not (sys.modules[name].__doc__ or "").startswith("imported at")
+    )
+
+
 print("loaded at open:", _get_nlp.cache_info().currsize)
-print("matplotlib at open:", "matplotlib" in sys.modules)  # the drawing aid stands in
+print("imported at open:", imported())
 for page in sys.argv[2:]:  # scans and a text PDF: High Res reads them without spaCy
     read = Path(page)
     stage.process(Document(read.name, read.name, read.name, path=read))
 print("loaded after pages:", _get_nlp.cache_info().currsize)
+print("imported after pages:", imported())
 path = Path(sys.argv[1])
 found = stage.process(Document(path.name, path.name, path.name, path=path)).elements
 print("loaded after a text file:", _get_nlp.cache_info().currsize)
+print("imported after a text file:", imported())
 print("types:", sorted({e["type"] for e in found}))
 """
 
@@ -215,8 +227,9 @@ print("types:", sorted({e["type"] for e in found}))
 def test_high_res_loads_spacy_only_when_a_file_asks_for_it(
     tmp_path: Path, scans: dict[str, Path]
 ) -> None:
-    # a fresh process: High Res reads pages without the library's spaCy model; a text file
-    # under a High Res workflow is typed with it, loaded at that first use
+    # a fresh process: High Res reads pages without spaCy (not even imported), numba or
+    # matplotlib; a text file under a High Res workflow is typed with spaCy's model, imported
+    # and loaded at that first use
     import subprocess
     import sys
 
@@ -238,9 +251,11 @@ def test_high_res_loads_spacy_only_when_a_file_asks_for_it(
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "loaded at open: 0" in out.stdout
+    assert "imported at open: []" in out.stdout
     assert "loaded after pages: 0" in out.stdout
-    assert "matplotlib at open: False" in out.stdout
+    assert "imported after pages: []" in out.stdout
     assert "loaded after a text file: 1" in out.stdout
+    assert "imported after a text file: ['spacy']" in out.stdout
     assert "'NarrativeText'" in out.stdout and "'Title'" in out.stdout, out.stdout
 
 

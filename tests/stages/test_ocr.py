@@ -93,7 +93,9 @@ def test_a_changed_model_file_stops_with_what_to_reinstall(monkeypatch: pytest.M
 
 
 def test_the_models_load_and_read_with_no_network(tmp_path: Path):
-    """A fresh process whose every connection attempt fails loads the models from the wheel."""
+    """A fresh process whose every connection attempt fails loads the models from the wheel;
+    rapidocr's import reads its model catalogue once (two of its modules each read it), and
+    OmegaConf is left as it was."""
     image = tmp_path / "cell.png"
     small_print().save(image)
     script = f"""
@@ -104,15 +106,26 @@ socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
+from pathlib import Path
+from omegaconf import OmegaConf
+read = []
+library_load = OmegaConf.load
+def counting(file_):
+    read.append(Path(file_).name)
+    return library_load(file_)
+OmegaConf.load = counting
 from PIL import Image
 from ingestflow.stages import ocr
-print(json.dumps([w.text for w in ocr.read_words(Image.open({str(image)!r}))]))
+words = [w.text for w in ocr.read_words(Image.open({str(image)!r}))]
+print("catalogue read:", read.count("default_models.yaml"), OmegaConf.load is counting)
+print(json.dumps(words))
 """
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == NUMBERS
+    assert "catalogue read: 1 True" in out.stdout
 
 
 # --- through High Res ----------------------------------------------------------------------------

@@ -359,6 +359,15 @@ def _layouts() -> list[Any]:
     return layouts
 
 
+def _compiled(name: str) -> Any:
+    """The library's function behind patch `name`, compiled by numba as the library compiles it
+    (the XY-cut module is imported without numba: `unstructured_patches.xycut_without_numba`)."""
+    import numba
+
+    original = patches.library_value(patches.PATCHES[name])
+    return original if hasattr(original, "py_func") else numba.njit(original)
+
+
 def test_xycut_projection():
     """The replacement gives the compiled function's projection, array for array, and the
     library's XY-cut the same reading order."""
@@ -366,7 +375,7 @@ def test_xycut_projection():
     from unstructured.partition.utils import xycut
 
     xy_cut.install()
-    compiled = patches.library_value(patches.PATCHES["xycut_projection"])
+    compiled = _compiled("xycut_projection")
     assert xycut.projection_by_bboxes is not compiled
     for boxes in _layouts():
         for axis in (0, 1):
@@ -384,8 +393,8 @@ def test_xycut_split():
     from unstructured.partition.utils import xycut
 
     xy_cut.install()
-    compiled = patches.library_value(patches.PATCHES["xycut_split"])
-    projection = patches.library_value(patches.PATCHES["xycut_projection"])
+    compiled = _compiled("xycut_split")
+    projection = _compiled("xycut_projection")
     for boxes in _layouts():
         profile = projection(boxes, 0)
         ours, theirs = xycut.split_projection_profile(profile, 0, 1), compiled(profile, 0, 1)
@@ -477,21 +486,114 @@ def test_the_layout_package_draws_with_matplotlib_loaded_only_when_it_draws() ->
     assert "matplotlib after drawing: True" in out.stdout
 
 
-def test_the_stand_in_covers_every_name_the_library_imports_from_the_drawing_module() -> None:
+@pytest.mark.parametrize("module", sorted(patches.LAZY))
+def test_each_stand_in_covers_every_name_the_library_imports_from_its_module(module: str) -> None:
     import re
     import sys
 
     site = Path(inspect.getfile(patches.importlib.import_module("unstructured_inference"))).parent
     imported: set[str] = set()
+    pattern = rf"from {re.escape(module)} import (\([^)]*\)|[^\n]+)"
     for root in (site, site.parent / "unstructured"):
         for source in root.rglob("*.py"):
-            text = source.read_text(encoding="utf-8")
-            pattern = r"from unstructured_inference\.visualize import (\([^)]*\)|[^\n]+)"
-            for names in re.findall(pattern, text):
+            for names in re.findall(pattern, source.read_text(encoding="utf-8")):
                 imported |= {n.strip() for n in names.strip("()").split(",") if n.strip()}
-    assert imported == set(patches.DRAWING_NAMES)
-    stand_in = sys.modules.get(patches.DRAWING)
-    real = patches.importlib.import_module(patches.DRAWING)  # the real one from here on
-    for name in patches.DRAWING_NAMES:
+    assert imported == set(patches.LAZY[module])  # spaCy: only `import spacy`, `spacy.load`
+    stand_in = sys.modules.get(module)
+    real = patches.importlib.import_module(module)  # the real one from here on
+    for name in patches.LAZY[module]:
         assert callable(getattr(real, name)), name
-    assert stand_in is None or stand_in is real or set(patches.DRAWING_NAMES) <= set(vars(stand_in))
+    assert stand_in is None or stand_in is real or set(patches.LAZY[module]) <= set(vars(stand_in))
+
+
+_LAZY_IN_A_FRESH_PROCESS = """
+import sys
+from ingestflow.stages import unstructured_patches as patches
+from ingestflow.stages.partition import configure_unstructured
+
+
+def stand_ins():
+    return sorted(
+        name
+        for name in patches.LAZY
+        if (getattr(sys.modules.get(name), "__doc__", None) or "").startswith("imported at first")
+    )
+
+
+configure_unstructured()
+import unstructured.partition.pdf, unstructured_inference.inference.layout  # what High Res reads
+from unstructured.nlp.tokenize import _get_nlp
+print("stand-ins:", stand_ins(), "numba:", "numba" in sys.modules)
+import spacy.tokens  # a submodule: the real package first
+print("after a submodule:", stand_ins(), spacy.tokens.Doc.__name__)
+print("tokens:", [t.text for t in _get_nlp()("Two words.")])
+from unstructured.partition.utils import xycut
+import numba  # the real package, imported later
+original = patches.library_value(patches.PATCHES["xycut_projection"])
+print("xycut:", hasattr(original, "py_func"), numba.njit(original).py_func is original)
+"""
+
+
+def test_the_lazy_modules_stand_in_until_used_then_the_real_ones_answer() -> None:
+    # a fresh process (this one has imported them): after the reading modules are imported,
+    # spaCy, the analysis drawings and the drawing aid are stand-ins and numba is absent; a
+    # submodule's import brings the real spaCy, which the library's tokenizer then uses; the
+    # XY-cut functions are the library's Python, and a later `import numba` is the real one
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _LAZY_IN_A_FRESH_PROCESS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"stand-ins: {sorted(patches.LAZY)} numba: False" in out.stdout
+    left = sorted(set(patches.LAZY) - {patches.SPACY})
+    assert f"after a submodule: {left} Doc" in out.stdout
+    assert "tokens: ['Two', 'words', '.']" in out.stdout
+    assert "xycut: False True" in out.stdout
+
+
+def test_a_stand_in_imports_its_module_once_at_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import threading
+
+    (tmp_path / "lazy_probe.py").write_text(
+        "import time\nfrom pathlib import Path\n"
+        "_count = Path(__file__).with_name('count')\n"
+        "_count.write_text(str(int(_count.read_text()) + 1) if _count.exists() else '1')\n"
+        "time.sleep(0.2)  # a slow import: two threads meet in it\n"
+        "def twice(x):\n    return 2 * x\n"
+        "VALUE = 7\n"
+    )
+    package = tmp_path / "lazy_package"
+    (package / "inner").mkdir(parents=True)
+    (package / "__init__.py").write_text("READY = True\n")
+    (package / "inner" / "__init__.py").write_text("from lazy_package import READY\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("lazy_probe", "lazy_package", "lazy_package.inner"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    patches._stand_in("lazy_probe", ("twice",))
+    from lazy_probe import twice  # bound up front: nothing imported yet
+
+    assert not (tmp_path / "count").exists()
+    answers: list[int] = []
+    threads = [threading.Thread(target=lambda: answers.append(twice(21))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [42, 42]
+    assert (tmp_path / "count").read_text() == "1"  # imported once, by the first use
+    assert sys.modules["lazy_probe"].VALUE == 7  # the real module now
+    patches._stand_in("lazy_package")
+    assert sys.modules["lazy_package"].__doc__.startswith("imported at first use")
+    import lazy_package.inner  # a submodule: the package's own code runs first
+
+    assert lazy_package.inner.READY and sys.modules["lazy_package"].READY
+    patches._stand_in("lazy_probe_absent", ())  # not installed: left to the import that needs it
+    assert "lazy_probe_absent" not in sys.modules

@@ -75,13 +75,9 @@ def load_hi_res(ocr: bool = True) -> None:
     from ingestflow.stages import unstructured_patches
 
     unstructured_patches.check()  # imports each patched module; checked once for all workers
-    # rapidocr's import parses its model catalogue (~0.6 s): only where pages are likely scans
-    # (images); a worker that meets a scanned PDF's table imports it at its first use
-    optional = ["rapidocr.main"] if ocr else []  # `rapidocr` alone imports its pipeline lazily
     for module in (
         "onnxruntime",
         "cv2",
-        *optional,
         "rapid_layout",
         "unstructured_inference.models.base",
         "unstructured_inference.models.unstructuredmodel",
@@ -96,6 +92,13 @@ def load_hi_res(ocr: bool = True) -> None:
     ):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
+    # rapidocr's import reads its model catalogue (~0.5 s): only where pages are likely scans
+    # (images); a worker that meets a scanned PDF's table imports it at its first use
+    if ocr:
+        with contextlib.suppress(Exception):
+            from ingestflow.stages import ocr as engines
+
+            engines.import_rapidocr()  # its pipeline (`rapidocr` alone imports it lazily)
 
 
 def _rapidocr_asked() -> bool:

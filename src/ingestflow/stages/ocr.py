@@ -22,7 +22,7 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,11 +143,42 @@ def available() -> str | None:
     return None
 
 
+def import_rapidocr() -> None:
+    """Import rapidocr's pipeline (`rapidocr.main`) with its model catalogue read once: two of
+    its modules each load the same 85 KB YAML file into an OmegaConf config at import (~0.12 s
+    each), and both only read it, so the second gets the first's. OmegaConf is as before after."""
+    import importlib
+    import sys
+
+    if "rapidocr.main" in sys.modules:
+        return
+    from omegaconf import OmegaConf
+
+    saved = vars(OmegaConf)["load"]  # the class's own entry, put back as it was
+    original: Callable[[Any], Any] = OmegaConf.load
+    loaded: dict[str, Any] = {}
+
+    def load(file_: Any) -> Any:
+        if not isinstance(file_, str | os.PathLike):  # an open file: read as always
+            return original(file_)
+        key = os.path.realpath(file_)
+        if key not in loaded:
+            loaded[key] = original(file_)
+        return loaded[key]
+
+    OmegaConf.load = staticmethod(load)  # type: ignore[assignment]
+    try:
+        importlib.import_module("rapidocr.main")
+    finally:
+        setattr(OmegaConf, "load", saved)  # noqa: B010
+
+
 def get_engine() -> Any:
     """The process's RapidOCR pipeline, its sessions loaded on first use (once per worker)."""
     global _ENGINE
     with _LOCK:
         if _ENGINE is None:
+            import_rapidocr()
             from rapidocr import RapidOCR
 
             paths = model_paths()

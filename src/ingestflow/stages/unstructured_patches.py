@@ -7,8 +7,8 @@ function still has the signature it had when the patch was written; if not, an
 EnvironmentProblem says what differs and which versions to install. No other module assigns
 into the library: they call `replaced()` (for one call, restored after) or `installed()` (once
 per process), handing the replacement as a function of the original. The replacements that only
-repair the library (`links_on_every_page`, `spacy_model`, and `lazy_drawing`: its drawing module
-imported at first use, not with the layout package) live here; those that carry
+repair the library (`links_on_every_page`, `spacy_model`, and `lazy_imports`: its drawing module,
+spaCy and numba imported at first use, not with the reading modules) live here; those that carry
 ingestflow's own behaviour (High Res's OCR and tables, batched spaCy calls) live in their modules.
 """
 
@@ -298,47 +298,106 @@ def spacy_model(name: str) -> None:
 
 #: The layout package's drawing module, whose import loads matplotlib's pyplot (~0.5 s, in every
 #: process that reads a PDF) for a debugging aid the reading never calls (`draw_bbox`, by
-#: `PageLayout.annotate`): `lazy_drawing` stands in for it until something uses it.
+#: `PageLayout.annotate`).
 DRAWING = "unstructured_inference.visualize"
-#: The names the library imports from it (checked against the module by the tests).
-DRAWING_NAMES = ("draw_bbox",)
+#: The High Res partitioner's analysis drawings (`analysis=True`, which ingestflow never asks
+#: for), imported by every High Res call: matplotlib and numba (~0.2 s in every worker).
+ANALYSIS = "unstructured.partition.pdf_image.analysis.tools"
+#: spaCy (~0.4 s to import, with thinc and its CLI): the library's tokenizer module imports it,
+#: and High Res reads PDFs and images without calling it.
+SPACY = "spacy"
+#: Modules the reading may never use, each with the names the library imports from it (checked
+#: against the library's source by the tests): `lazy_imports` stands in for them until used.
+LAZY: dict[str, tuple[str, ...]] = {
+    DRAWING: ("draw_bbox",),
+    ANALYSIS: ("save_analysis_artifiacts",),
+    SPACY: (),  # the library uses it as `spacy.load`
+}
+#: The names the library imports from the drawing module.
+DRAWING_NAMES = LAZY[DRAWING]
+#: The library's XY-cut module, which imports numba (~0.1 s) for two functions that `xy_cut`
+#: replaces in every process that reads.
+XYCUT = "unstructured.partition.utils.xycut"
+
+_stand_in_lock = threading.Lock()
 
 
-_drawing_lock = threading.Lock()
+def lazy_imports() -> None:
+    """Leave out what the reading may never use until it does: a stand-in for each module of
+    `LAZY` that imports the real one at first use, and the XY-cut module imported without
+    numba (`xycut_without_numba`). Before the library's modules are imported; each once."""
+    for name, names in LAZY.items():
+        _stand_in(name, names)
+    xycut_without_numba()
 
 
-def lazy_drawing() -> None:
-    """Stand in for `DRAWING` until one of its names is used (then the real module is imported
-    and does the work): before the library's layout module is imported, or never."""
+def _stand_in(name: str, names: tuple[str, ...] = ()) -> None:
+    """Put a module in `sys.modules[name]` that imports the real one at its first use (an
+    attribute, a submodule) and hands every use on to it; nothing when `name` is imported or
+    not installed. `names` are bound as functions up front, for `from name import f`."""
+    import importlib.util
     import sys
     import types
 
-    if DRAWING in sys.modules:
+    if name in sys.modules:
         return
-    stand_in = types.ModuleType(DRAWING, "loaded on first use (ingestflow: lazy_drawing)")
+    spec = importlib.util.find_spec(name)
+    if spec is None:  # not installed: the import that needs it says so
+        return
+    stand_in = types.ModuleType(name, "imported at first use (ingestflow: unstructured_patches)")
+    stand_in.__spec__ = spec  # `find_spec` answers from it, as for the real module
 
     def real() -> Any:
-        with _drawing_lock:  # two first uses at once: one import
-            if sys.modules.get(DRAWING) is stand_in:
-                sys.modules.pop(DRAWING, None)
-            return importlib.import_module(DRAWING)
+        with _stand_in_lock:  # two first uses at once: one import
+            if sys.modules.get(name) is stand_in:
+                sys.modules.pop(name, None)
+            return importlib.import_module(name)
 
-    def delegate(name: str) -> Callable[..., Any]:
+    def delegate(function: str) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            return getattr(real(), name)(*args, **kwargs)
+            return getattr(real(), function)(*args, **kwargs)
 
-        call.__name__ = call.__qualname__ = name
+        call.__name__ = call.__qualname__ = function
         return call
 
-    def attribute(name: str) -> Any:
-        if name.startswith("__"):  # the import system's questions (`__path__` …): a module's
-            raise AttributeError(name)
-        return getattr(real(), name)
+    def attribute(attr: str) -> Any:
+        if attr == "__path__" and spec.submodule_search_locations is not None:
+            return real().__path__  # a submodule's import: the package itself first
+        if attr.startswith("__"):  # the import system's other questions: a module's
+            raise AttributeError(attr)
+        return getattr(real(), attr)
 
-    for name in DRAWING_NAMES:
-        setattr(stand_in, name, delegate(name))
+    for function in names:
+        setattr(stand_in, function, delegate(function))
     stand_in.__getattr__ = attribute  # type: ignore[method-assign]
-    sys.modules[DRAWING] = stand_in
+    sys.modules[name] = stand_in
+
+
+def xycut_without_numba() -> None:
+    """Import `XYCUT` with a stand-in numba whose `njit` leaves the functions as they are (the
+    library's own Python, which `xy_cut` then replaces), so that numba is not imported; the
+    stand-in is gone after, and a later `import numba` gets the real one."""
+    import sys
+    import types
+
+    if XYCUT in sys.modules or "numba" in sys.modules:
+        return
+    numba = types.ModuleType("numba", "stands in while the XY-cut module is imported")
+
+    def njit(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]  # @njit
+        return lambda function: function  # @njit(cache=True)
+
+    numba.njit = njit  # type: ignore[attr-defined]
+    sys.modules["numba"] = numba
+    try:
+        importlib.import_module(XYCUT)
+    except ImportError:  # a broken install: the library's own import says what is wrong
+        pass
+    finally:
+        if sys.modules.get("numba") is numba:
+            del sys.modules["numba"]
 
 
 def links_on_every_page(original: Callable[..., Any]) -> Callable[..., Any]:

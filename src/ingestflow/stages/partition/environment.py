@@ -28,9 +28,10 @@ _ALWAYS_PATCHED = (
 def configure_unstructured() -> None:
     """Make `unstructured` work with no network: environment first, then the spaCy model name
     (the library would otherwise download `en_core_web_sm` at first use); and leave matplotlib
-    unloaded until something draws (`unstructured_patches.lazy_drawing`)."""
+    unloaded until something draws, spaCy until a text needs it and numba altogether
+    (`unstructured_patches.lazy_imports`)."""
     set_offline_env()
-    unstructured_patches.lazy_drawing()  # before the layout package is imported
+    unstructured_patches.lazy_imports()  # before the library's modules are imported
     unstructured_patches.spacy_model(SPACY_MODEL)
 
 
@@ -82,7 +83,7 @@ def load(node: str, settings: UnstructuredPartitionSettings) -> Callable[..., An
     models loaded: the first document should not pay for them."""
     hi_res = settings.strategy == "hi_res"
     set_offline_env()  # before the library is imported (it pings a telemetry host at import)
-    unstructured_patches.lazy_drawing()  # before `check` imports the layout package
+    unstructured_patches.lazy_imports()  # before `check` imports the library's modules
     unstructured_patches.check(*(() if hi_res else _ALWAYS_PATCHED))  # before patching any
     configure_unstructured()
     try:
