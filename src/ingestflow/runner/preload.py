@@ -15,12 +15,15 @@ seconds fewer for the same wall time (`benchmarks/RESULTS.md`).
 Under High Res over PDFs and images alone the library's spaCy model (~0.35 s to load) is not
 loaded: their High Res reading never asks it, and a worker that meets another type after all
 loads it at its first use, as the library does. Over PDFs alone rapidocr is not imported either
-(~0.6 s: its import parses its model catalogue): text layers need no OCR, and a worker that meets
-a scanned table imports it then.
+(~0.5 s: its import reads its model catalogue): text layers need no OCR, and a worker that meets
+a scanned table imports it then. Nor are modules imported that the reading may never use, in the
+server or any process that reads (`unstructured_patches.lazy_imports`): spaCy itself (~0.4 s
+with thinc and its CLI; a stand-in imports it at first use), the library's drawing aids
+(matplotlib) and numba (the XY-cut module's two compiled functions are ingestflow's own).
 
 Under High Res and Auto the server also imports the High Res stack: every library module
 ingestflow patches (the PDF and image partitioners, the layout inference package, which imports
-pandas and numba; matplotlib only once something draws), ONNX Runtime, OpenCV, rapidocr and the
+pandas), ONNX Runtime, OpenCV, rapidocr and the
 stages, which each worker imported itself before (~4–5 CPU s a worker; benchmarks/RESULTS.md,
 "High Res speed: one import of the stack per run"). No model is loaded there: each worker opens
 its own ONNX sessions when its first document needs them, so no session is shared across a fork.
