@@ -319,7 +319,7 @@ DRAWING_NAMES = LAZY[DRAWING]
 #: replaces in every process that reads.
 XYCUT = "unstructured.partition.utils.xycut"
 
-_stand_in_lock = threading.Lock()
+_stand_in_lock = threading.RLock()  # one real import may bring another
 
 
 def lazy_imports() -> None:
