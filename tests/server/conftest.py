@@ -21,6 +21,20 @@ from ingestflow.server.app import create_app
 from ingestflow.service import Service, UploadLimits
 from tests.fakes.confluence import FakeConfluence
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each schemathesis case keeps its operation in its node id: schemathesis names an item
+    `test[GET /api/v1/...]` but pytest 9 builds the id from the function's name alone, so every
+    operation shared one id, and pytest-xdist (which schedules by id) ran one of them."""
+    for item in items:
+        if type(item).__name__ != "SchemathesisFunction":
+            continue
+        _name, bracket, label = item.name.partition("[")
+        node_id = getattr(item, "_id", None)
+        if bracket and node_id is not None and node_id.params is None:
+            item._id = node_id.with_params(label.removesuffix("]"))  # type: ignore[attr-defined]
+
+
 API = "/api/v1"
 # Runs offline and fast: Fast partition, then chunk by title.
 NODES: list[dict[str, Any]] = [

@@ -341,7 +341,10 @@ def _stand_in(name: str, names: tuple[str, ...] = ()) -> None:
 
     if name in sys.modules:
         return
-    spec = importlib.util.find_spec(name)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # its package is missing or broken
+        spec = None
     if spec is None:  # not installed: the import that needs it says so
         return
     stand_in = types.ModuleType(name, "imported at first use (ingestflow: unstructured_patches)")
