@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +56,15 @@ def _cache() -> Path:
     """Where the Milvus server's binaries are unpacked once and reused by later sessions."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ingestflow-tests"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Stop when two items share a node id: pytest-xdist hands tests out by id and would run one
+    of them (docs/testing.md)."""
+    counts = Counter(item.nodeid for item in session.items)
+    shared = sorted(nodeid for nodeid, count in counts.items() if count > 1)
+    if shared:
+        raise pytest.UsageError(f"tests share a node id (one would run): {', '.join(shared[:5])}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
