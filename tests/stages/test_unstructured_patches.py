@@ -452,6 +452,19 @@ def test_every_patch_has_its_test():
     assert set(patches.PATCHES) - tested == set()
 
 
+def _in_a_fresh_process(script: str) -> str:
+    """What `script` prints, run by a fresh interpreter (this process may hold the real
+    modules); fails with its error when it fails."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
 _DRAWING_IN_A_FRESH_PROCESS = """
 import sys
 from ingestflow.stages.partition import configure_unstructured
@@ -471,19 +484,10 @@ print("matplotlib after drawing:", "matplotlib" in sys.modules)
 def test_the_layout_package_draws_with_matplotlib_loaded_only_when_it_draws() -> None:
     # a fresh process (this one may hold the real module): matplotlib's pyplot (~0.5 s) is left
     # out until the library's drawing aid is called, and then it draws as before
-    import subprocess
-    import sys
-
-    out = subprocess.run(
-        [sys.executable, "-c", _DRAWING_IN_A_FRESH_PROCESS],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "matplotlib before drawing: False" in out.stdout
-    assert "drawn: (40, 40) True" in out.stdout
-    assert "matplotlib after drawing: True" in out.stdout
+    out = _in_a_fresh_process(_DRAWING_IN_A_FRESH_PROCESS)
+    assert "matplotlib before drawing: False" in out
+    assert "drawn: (40, 40) True" in out
+    assert "matplotlib after drawing: True" in out
 
 
 @pytest.mark.parametrize("module", sorted(patches.LAZY))
@@ -539,21 +543,12 @@ def test_the_lazy_modules_stand_in_until_used_then_the_real_ones_answer() -> Non
     # spaCy, the analysis drawings and the drawing aid are stand-ins and numba is absent; a
     # submodule's import brings the real spaCy, which the library's tokenizer then uses; the
     # XY-cut functions are the library's Python, and a later `import numba` is the real one
-    import subprocess
-    import sys
-
-    out = subprocess.run(
-        [sys.executable, "-c", _LAZY_IN_A_FRESH_PROCESS],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert f"stand-ins: {sorted(patches.LAZY)} numba: False" in out.stdout
+    out = _in_a_fresh_process(_LAZY_IN_A_FRESH_PROCESS)
+    assert f"stand-ins: {sorted(patches.LAZY)} numba: False" in out
     left = sorted(set(patches.LAZY) - {patches.SPACY})
-    assert f"after a submodule: {left} Doc" in out.stdout
-    assert "tokens: ['Two', 'words', '.']" in out.stdout
-    assert "xycut: False True" in out.stdout
+    assert f"after a submodule: {left} Doc" in out
+    assert "tokens: ['Two', 'words', '.']" in out
+    assert "xycut: False True" in out
 
 
 def test_a_stand_in_imports_its_module_once_at_first_use(
