@@ -65,6 +65,22 @@ def test_pp_ocr_reads_small_print_digits_that_tesseract_garbles():
     assert [w.x0 for w in words] == sorted(w.x0 for w in words)
 
 
+def test_short_cells_are_recognised_at_their_own_width(monkeypatch: pytest.MonkeyPatch):
+    """A batch of crops is as wide as its widest crop: rapidocr's default pads every crop to
+    at least 320 px, so a one-number cell cost as much as a line of text."""
+    rec = ocr.get_engine().text_rec
+    widths: list[int] = []
+
+    def recording(batch: Any, session: Any = rec.session) -> Any:
+        widths.append(batch.shape[-1])
+        return session(batch)
+
+    monkeypatch.setattr(rec, "session", recording)
+    words = ocr.read_words(small_print(16))
+    assert [w.text for w in words] == NUMBERS
+    assert widths and max(widths) < 320, widths  # 48 px high: a number is ~100 px wide
+
+
 def test_the_engine_is_chosen_per_language(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
     assert ocr.engine_for(["eng"], "table") == ocr.RAPIDOCR

@@ -70,6 +70,8 @@ MODELS = {
 #: (PP-OCR's default, "the shorter side at least 736", enlarges a small table crop several
 #: times over, and detection's cost with it, for no gain on 200 dpi renders).
 DET_MAX_SIDE = 1600
+#: The recogniser's input height (PP-OCRv6's); a batch of crops is padded to its widest crop.
+REC_HEIGHT = 48
 _LOCK = threading.Lock()
 _ENGINE: Any = None
 
@@ -196,6 +198,10 @@ def get_engine() -> Any:
                     # measured: the arena and larger batches take ~15% off recognition's CPU
                     "EngineConfig.onnxruntime.enable_cpu_mem_arena": True,
                     "Rec.rec_batch_num": 16,
+                    # a batch is as wide as its widest crop, not at least 320 px: most table
+                    # cells are a word or a number (~27% of recognition's CPU saved; measured:
+                    # benchmarks/RESULTS.md, "High Res speed: recognition at the crops' width")
+                    "Rec.rec_img_shape": [3, REC_HEIGHT, REC_HEIGHT],
                 }
             )
             # load both sessions now, not on the first page
