@@ -109,9 +109,13 @@ def ray_processes() -> set[int]:
     """Ray's own processes on this machine (GCS, raylet, agents, workers), but for those of the
     session's cluster."""
     found = set()
-    for process in psutil.process_iter(["pid", "name", "cmdline"]):
+    for process in psutil.process_iter(["pid", "ppid", "name", "cmdline"]):
         with contextlib.suppress(OSError):
-            if os.getpgid(process.info["pid"]) in SESSION_GROUP:
+            # the cluster's own processes, and its workers: Ray puts each worker in a process
+            # group of its own, under the cluster's raylet (one started mid-test is not a leak)
+            if {os.getpgid(process.info["pid"]), os.getpgid(process.info["ppid"])} & set(
+                SESSION_GROUP
+            ):
                 continue
         cmdline = " ".join(process.info["cmdline"] or [])
         if (
