@@ -17,30 +17,73 @@ def page_number(layout: Any, call: Any) -> int:
     return layout.number + 1 if call.is_image else layout.number
 
 
-def pdf_words(path: Path, page_index: int, image_width: int) -> list[Word]:
+def image_turn(image: Any) -> int:
+    """The degrees (counter-clockwise) the library turned a rendered PDF page by after
+    rendering it (a page stored turned whose text then ran sideways), from the page image's
+    notes: 0, 90, 180 or 270."""
+    try:
+        return int(getattr(image, "info", {}).get("pdf_rotation_correction", 0)) % 360
+    except (TypeError, ValueError):
+        return 0
+
+
+def pdf_words(path: Path, page_index: int, image_width: int, turn: int = 0) -> list[Word]:
     """The page's words from the text layer, in pixels of the rendered page image (read once
-    per page: table finding and the table builder both ask, at ~0.1 s a page of text). Text set
-    vertically (a column title turned a quarter, as in a narrow table column) comes as one word
-    per line of it, in its reading order, not one word per letter."""
+    per page: table finding and the table builder both ask, at ~0.1 s a page of text); `turn`:
+    `image_turn` of that image. Text set vertically (a column title turned a quarter, as in a
+    narrow table column) comes as one word per line of it, in its reading order, not one word
+    per letter."""
     stat = os.stat(path)
-    return list(_pdf_words(str(path), (stat.st_mtime_ns, stat.st_size), page_index, image_width))
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    return list(_pdf_words(str(path), stamp, page_index, image_width, turn))
 
 
-def pdf_runs(path: Path, page_index: int, image_width: int) -> list[Word]:
+class _Frame:
+    """The page as the library's image of it shows it: its crop box, turned clockwise by its
+    `/Rotate`, then back counter-clockwise by the library's `turn` (`image_turn`). Maps a box of
+    the text layer (user space, y up) to that frame, in points with y up, so a page stored
+    turned (a landscape table on a portrait page) gives words where its image has them."""
+
+    def __init__(self, page: Any, turn: int = 0) -> None:
+        self.left, self.bottom, right, top = page.get_cropbox()
+        self.w, self.h = right - self.left, top - self.bottom
+        self.stored = page.get_rotation() % 360
+        self.rotation = (self.stored - turn) % 360
+        turned = self.rotation in (90, 270)
+        self.width, self.height = (self.h, self.w) if turned else (self.w, self.h)
+
+    def point(self, x: float, y: float) -> tuple[float, float]:
+        u, v = x - self.left, y - self.bottom
+        if self.rotation == 90:
+            return v, self.w - u
+        if self.rotation == 180:
+            return self.w - u, self.h - v
+        if self.rotation == 270:
+            return self.h - v, u
+        return u, v
+
+    def box(self, box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+        """(left, bottom, right, top) in user space -> the same in the shown frame."""
+        (x0, y0), (x1, y1) = self.point(box[0], box[1]), self.point(box[2], box[3])
+        return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+
+
+def pdf_runs(path: Path, page_index: int, image_width: int, turn: int = 0) -> list[Word]:
     """The boxes of the page's text runs (pdfium's text rectangles: a line of prose, or a
     table's cell), in pixels of the rendered page — a cheap stand-in for words, for `columned`
-    (a text page's words cost ten times as much to read)."""
+    (a text page's words cost ten times as much to read); `turn` as for `pdf_words`."""
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(str(path))
     try:
         page = pdf[page_index]
-        width, height = page.get_size()
-        scale = image_width / width
+        frame = _Frame(page, turn)
+        height = frame.height
+        scale = image_width / frame.width
         text = page.get_textpage()
         runs = []
         for i in range(text.count_rects()):
-            left, bottom, right, top = text.get_rect(i)
+            left, bottom, right, top = frame.box(text.get_rect(i))
             runs.append(
                 Word(
                     "run",
@@ -59,7 +102,7 @@ def pdf_runs(path: Path, page_index: int, image_width: int) -> list[Word]:
 
 @lru_cache(maxsize=4)
 def _pdf_words(
-    path: str, stamp: tuple[int, int], page_index: int, image_width: int
+    path: str, stamp: tuple[int, int], page_index: int, image_width: int, turn: int
 ) -> tuple[Word, ...]:
     """`pdf_words` of the file as it is at `stamp` (its mtime and size: a new file of the same
     name is read anew)."""
@@ -71,8 +114,10 @@ def _pdf_words(
     pdf = pdfium.PdfDocument(str(path))
     try:
         page = pdf[page_index]
-        width, height = page.get_size()
-        scale = image_width / width
+        frame = _Frame(page, turn)
+        height = frame.height
+        scale = image_width / frame.width
+        shown = math.radians(frame.rotation)  # a letter's angle as shown: its own less the page's
         text = page.get_textpage()
         words: list[Word] = []
         current: list[tuple[str, tuple[float, float, float, float]]] = []
@@ -103,11 +148,19 @@ def _pdf_words(
             if not char or char.isspace():
                 if turned and current:
                     space = True  # a vertical line's words stay one word (reading order)
+                elif (
+                    frame.stored
+                    and char in "\r\n"
+                    and pdfium_c.FPDFText_IsGenerated(text.raw, i) == 1
+                ):
+                    pass  # pdfium breaks the lines of a page stored turned mid-word: there,
+                    # the letters' places decide (below)
                 else:
                     flush()
                 continue
-            box = text.get_charbox(i, loose=True)
-            vertical = abs(math.sin(pdfium_c.FPDFText_GetCharAngle(text.raw, i))) > 0.5
+            box = frame.box(text.get_charbox(i, loose=True))
+            angle = pdfium_c.FPDFText_GetCharAngle(text.raw, i)
+            vertical = abs(math.sin(angle + shown)) > 0.5
             if current:
                 prev = current[-1][1]
                 if vertical != turned:

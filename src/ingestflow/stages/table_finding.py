@@ -218,7 +218,9 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
     text_layer = has_text and not call.is_image
     candidates = [i for i, n in enumerate(names) if n in FIGURE_CLASSES]
     if text_layer and any(n in TEXT_CLASSES for n in names):
-        runs = words_of.pdf_runs(call.path, layout.number - 1, image.width)
+        runs = words_of.pdf_runs(
+            call.path, layout.number - 1, image.width, words_of.image_turn(image)
+        )
         candidates += [
             i
             for i, n in enumerate(names)
@@ -228,7 +230,7 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
     if not candidates and not whole:
         return []  # nothing to check: no page image conversions either
     page_words = (
-        words_of.pdf_words(call.path, layout.number - 1, image.width)
+        words_of.pdf_words(call.path, layout.number - 1, image.width, words_of.image_turn(image))
         if text_layer and candidates
         else None
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from ingestflow.stages import ocr, table_model
 from ingestflow.stages.hires.call import Call
-from ingestflow.stages.page_words import ocr_words, page_number, pdf_words
+from ingestflow.stages.page_words import image_turn, ocr_words, page_number, pdf_words
 from ingestflow.stages.tables import Word
 
 
@@ -26,7 +26,7 @@ def add_tables(layout: Any, image: Any, call: Call, has_text: bool) -> None:
     if len(elements.text_as_html) != len(elements.element_class_ids):
         elements.text_as_html = np.array([None] * len(elements.element_class_ids), dtype=object)
     page_words = (
-        pdf_words(call.path, layout.number - 1, image.width)
+        pdf_words(call.path, layout.number - 1, image.width, image_turn(image))
         if has_text and not call.is_image
         else None
     )
