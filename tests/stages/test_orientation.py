@@ -177,6 +177,23 @@ def test_a_skewed_scan_says_its_skew_and_keeps_its_words(
     assert all("page_rotation" not in e["metadata"] for e in elements)
 
 
+@pytest.mark.parametrize(("rotation", "skew"), [(90, 0.0), (0, -3.0)])
+def test_a_turned_scan_s_table_names_the_engine_that_read_its_cells(
+    page: Any, tmp_path: Path, rotation: int, skew: float
+):
+    # the OCRed regions are matched to the elements on the page as stored, as the upright
+    # page's are (the cells of an English table: PP-OCRv6)
+    path = tmp_path / "turned.png"
+    turned(page, rotation, skew).save(path)
+    st = UnstructuredPartitionSettings(strategy="hi_res", infer_table_structure=True)
+    stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
+    stage.precheck()
+    elements = stage.process(Document(path.name, path.name, path.name, path=path)).elements
+    tables = [e for e in elements if e["type"] == "Table"]
+    assert len(tables) == 1
+    assert tables[0]["metadata"]["ocr_engine"] == "rapidocr-ppocrv6"
+
+
 def test_an_upright_scan_and_a_born_digital_pdf_are_not_turned(
     upright: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

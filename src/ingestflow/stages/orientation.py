@@ -79,6 +79,16 @@ class Turn:
             )
         return image
 
+    def box_to_stored(self, points: Any) -> tuple[float, float, float, float]:
+        """The box enclosing `points` of the straightened page, on the page as stored."""
+        width, height = self.stored
+        mapped = [self.to_stored(x, y) for x, y in points]
+        x0 = max(0.0, min(x for x, _ in mapped))
+        x1 = min(float(width), max(x for x, _ in mapped))
+        y0 = max(0.0, min(y for _, y in mapped))
+        y1 = min(float(height), max(y for _, y in mapped))
+        return x0, y0, x1, y1
+
     def to_stored(self, x: float, y: float) -> tuple[float, float]:
         """A point of the straightened page on the page as stored."""
         width, height = self.stored
@@ -313,14 +323,23 @@ class Straightener:
                 continue
             from unstructured.documents.coordinates import PixelSpace
 
-            width, height = turn.stored
-            mapped = [turn.to_stored(x, y) for x, y in coordinates.points]
-            x0 = max(0.0, min(x for x, _ in mapped))
-            x1 = min(float(width), max(x for x, _ in mapped))
-            y0 = max(0.0, min(y for _, y in mapped))
-            y1 = min(float(height), max(y for _, y in mapped))
+            x0, y0, x1, y1 = turn.box_to_stored(coordinates.points)
             coordinates.points = ((x0, y0), (x0, y1), (x1, y1), (x1, y0))
-            coordinates.system = PixelSpace(width=width, height=height)
+            coordinates.system = PixelSpace(width=turn.stored[0], height=turn.stored[1])
+
+    def stored_regions(
+        self, regions: list[tuple[int, tuple[float, float, float, float], str]]
+    ) -> list[tuple[int, tuple[float, float, float, float], str]]:
+        """OCRed regions (page from 1 within the call, box on the straightened page, engine)
+        with their boxes on the pages as stored, as `restore` maps the elements' boxes."""
+        out = []
+        for page, (x0, y0, x1, y1), engine in regions:
+            turn = self.turns.get(page - 1)
+            if turn is not None:
+                corners = ((x0, y0), (x0, y1), (x1, y1), (x1, y0))
+                x0, y0, x1, y1 = turn.box_to_stored(corners)
+            out.append((page, (x0, y0, x1, y1), engine))
+        return out
 
 
 @contextlib.contextmanager

@@ -99,6 +99,8 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
             pages.opening(),
         ):
             yield call
+        # the elements' boxes are on the pages as stored by now (`orientation`): so are these
+        call.ocr_regions = straightener.stored_regions(call.ocr_regions)
 
 
 class _Renders:
