@@ -29,7 +29,7 @@ in this process; the library's functions are replaced through `unstructured_patc
 
 Modules: `environment` (what the machine needs, loading the models), `call` (one call's state),
 `hooks`, `page_files`, `table_cells`, `text_layer` (pypdfium2's character counts),
-`list_items` (bulleted text split into ListItems).
+`list_items` (bulleted text split into ListItems), `repeats` (a region found twice, one element).
 """
 
 from ingestflow.stages.hires.call import DPI, Call, mark_ocr
@@ -45,6 +45,7 @@ from ingestflow.stages.hires.environment import (
 )
 from ingestflow.stages.hires.hooks import hooks
 from ingestflow.stages.hires.list_items import BULLETS, split_list_items
+from ingestflow.stages.hires.repeats import drop_repeats
 from ingestflow.stages.hires.text_layer import page_text_chars, text_layer_chars
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "Call",
     "check_environment",
     "debian_package",
+    "drop_repeats",
     "hooks",
     "load_layout_model",
     "load_ocr",
