@@ -253,3 +253,18 @@ def test_user_catalog_extends_models(tmp_path, monkeypatch) -> None:
         monkeypatch.delenv("INGESTFLOW_CATALOG")
         cat.catalog.cache_clear()
     assert not validate_workflow(workflow(part)).valid
+
+
+@pytest.mark.parametrize("languages", [["xyz"], ["english"], ["eng", "eng+kor"]])
+def test_an_ocr_language_tesseract_does_not_know_is_refused(languages: list[str]) -> None:
+    # the library would read it as English, silently
+    node = {**FAST, "settings": {"strategy": "hi_res", "ocr_languages": languages}}
+    checked = validate_workflow(workflow(node))
+    assert [p.path for p in checked.problems] == ["workflow_nodes[0].settings.ocr_languages"]
+    assert "one language per entry" in checked.problems[0].message
+
+
+@pytest.mark.parametrize("languages", [["eng"], ["en", "de"], ["eng", "kor"], ["chi_sim"], ["zh"]])
+def test_tesseract_codes_and_iso_639_codes_are_languages(languages: list[str]) -> None:
+    node = {**FAST, "settings": {"strategy": "hi_res", "ocr_languages": languages}}
+    assert paths(workflow(node)) == []

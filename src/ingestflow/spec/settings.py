@@ -117,6 +117,20 @@ class UnstructuredPartitionSettings(PartitionSettings):
     # Not in SPEC.md's table, but the service's element-id rule applies to every partitioner.
     unique_element_ids: bool = True
 
+    @field_validator("ocr_languages")
+    @classmethod
+    def _known_languages(cls, value: list[str]) -> list[str]:
+        """Each entry one language tesseract knows: the library reads an unknown one as
+        English, silently."""
+        unknown = unknown_languages(value)
+        if unknown:
+            raise ValueError(
+                f"{', '.join(repr(u) for u in unknown)}: not a language code tesseract knows; "
+                "give one language per entry, as tesseract's code (eng, deu, fra, kor, chi_sim) "
+                "or ISO 639 (en, de, fr); see docs/hi_res.md, 'OCR languages'"
+            )
+        return value
+
     @property
     def run_strategy(self) -> str:
         """`hi_res` or `fast`, as set."""
@@ -189,3 +203,21 @@ class EmbedSettings(Settings):
     """Embedder: the model of the provider named by the subtype."""
 
     model_name: Annotated[str, Field(min_length=1)]
+
+
+def unknown_languages(languages: list[str]) -> list[str]:
+    """The entries of `ocr_languages` that name no language tesseract knows ("eng+kor" is two:
+    one per entry)."""
+    import logging
+
+    from unstructured.partition.common.lang import (
+        _convert_language_code_to_pytesseract_lang_code as convert,
+    )
+
+    library = logging.getLogger("unstructured")
+    level = library.level
+    library.setLevel(logging.ERROR)  # its warning for each unknown code: said once, here
+    try:
+        return [lang for lang in languages if not convert(lang.strip())]
+    finally:
+        library.setLevel(level)
