@@ -314,6 +314,34 @@ def test_no_endpoint_stops_at_precheck_naming_the_variable():
         st.precheck()
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    "variable", ["INGESTFLOW_PROVIDER_C_BASE_URL", "INGESTFLOW_OPENAI_BASE_URL"]
+)
+def test_a_model_server_that_is_not_running_stops_at_precheck(variable: str):
+    # before any document is partitioned, not after each one; the variable the user set named
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    ctx = RunContext(endpoints=endpoints_from_env({variable: url}), strategy="hi_res")
+    st = PrompterStage("Enricher", "provider_c_table_description", EmptySettings(), ctx)
+    with pytest.raises(EnvironmentProblem, match=rf"no model server answers at {url}") as err:
+        st.precheck()
+    assert f"set {variable} to where it runs" in str(err.value)
+    assert "cannot connect (Connection refused)" in str(err.value)
+
+
+def test_a_running_model_server_passes_precheck_with_nothing_sent(server: FakeModelServer):
+    ctx = RunContext(endpoints=endpoints_from_env(env(server)), strategy="hi_res")
+    PrompterStage("Enricher", "provider_c_table_description", EmptySettings(), ctx).precheck()
+    assert server.requests == []
+
+
 def test_vendor_spelled_variables_configure_the_same_provider(server: FakeModelServer):
     endpoints = endpoints_from_env({"INGESTFLOW_OPENAI_BASE_URL": server.openai_url})
     assert set(endpoints) == {"provider_c"} and endpoints["provider_c"].protocol == "openai"

@@ -72,8 +72,9 @@ class Endpoint:
 
     @property
     def variable(self) -> str:
-        """The environment variable that configures this endpoint's URL."""
-        return base_url_variable(self.name)
+        """The environment variable that configures this endpoint's URL (the one it was read
+        from: a vendor's alias, INGESTFLOW_OPENAI_BASE_URL, when that was set)."""
+        return f"{self.prefix}BASE_URL" if self.prefix else base_url_variable(self.name)
 
     @property
     def timeout_variable(self) -> str:
@@ -186,6 +187,36 @@ def resolve(provider: str, endpoints: Mapping[str, Endpoint]) -> Endpoint | None
     if provider == "auto":
         return next((endpoints[p] for p in AUTO_ORDER if p in endpoints), None)
     return endpoints.get(provider)
+
+
+#: Seconds a precheck waits for a model server to accept a connection.
+CONNECT_TIMEOUT = 3.0
+
+
+def unreachable(what: str, endpoint: Endpoint) -> EnvironmentProblem | None:
+    """The precheck error of a node whose model server accepts no connection (nothing listens
+    at its host and port, or the host is unknown): found before any document is read, not
+    after each one's partitioning. None when a connection is made (nothing is sent)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint.base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None:
+        return None  # the client reports a malformed URL in its own words
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT):
+            return None
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+    return EnvironmentProblem(
+        f"{what}: no model server answers at {endpoint.shown_url} ({endpoint.name}, "
+        f"{endpoint.protocol} protocol): cannot connect ({reason}); start it, or set "
+        f"{endpoint.variable} to where it runs (see the README section on model servers)"
+    )
 
 
 def missing(what: str, provider: str) -> EnvironmentProblem:

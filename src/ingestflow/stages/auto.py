@@ -112,6 +112,9 @@ class VLMPartitionStage(Stage):
                     "and no offline backend reads page images as a vision-language model does; "
                     "point it at a model server, or use Auto or High Res"
                 )
+            problem = config.unreachable(what, endpoint)
+            if problem:
+                raise problem
             self.endpoint = endpoint
             return
         self._inner("fast").precheck()

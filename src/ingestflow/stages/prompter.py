@@ -84,6 +84,10 @@ class PrompterStage(Stage):
                 f"{self.task.replace('_', ' ')} needs a model server (protocol openai or "
                 "anthropic)"
             )
+        if endpoint.protocol != "local":
+            problem = config.unreachable(self.what, endpoint)
+            if problem:
+                raise problem
         self.endpoint = endpoint
 
     def open(self) -> None:
