@@ -1,7 +1,7 @@
 """Table fidelity of High Res (`infer_table_structure`): TEDS and TEDS-struct per table set.
 
-    .venv/bin/python benchmarks/bench_fidelity.py [--sets images images_1x pdfs docling corpus
-        scanned figures]
+    .venv/bin/python benchmarks/bench_fidelity.py [--sets images images_1x pdfs pdfs_turned
+        docling corpus scanned figures]
         [--limit N] [--json] [--languages eng ...] [--structure model|rules|auto]
 
 `--structure` picks the table-structure builder (`INGESTFLOW_TABLE_STRUCTURE`, docs/hi_res.md).
@@ -11,6 +11,9 @@ Sets (see benchmarks/fidelity/README.md):
   when missing or out of date) at 192 dpi, scored against the HTML they were rendered from;
   `images_1x`: the same crops at 96 dpi (a screenshot);
 - `pdfs`: the same generator's born-digital PDFs (a table on a page with running text);
+  `pdfs_turned`: each of them stored turned, as a landscape page is (its content drawn a quarter
+  turned, `/Rotate 270` showing it upright), and with `/Rotate 90` alone (shown sideways, which
+  the library turns back): the same tables expected where they are on the upright page;
 - `docling`: the 9 PDFs of `../shared/corpus/docs/docling`, scored against the tables of docling's
   own outputs (`expected/docling/*.json`; the bar to reach, not ground truth: docling's tables
   are a model's reading too); the table of contents docling types `document_index` is left out;
@@ -48,7 +51,7 @@ FIDELITY = REPO / "benchmarks" / "fidelity"
 #: expected there: low, because a table read without its header rows or caption is still that
 #: table (its score says how well it was read).
 MIN_IOU = 0.2
-SETS = ("images", "images_1x", "pdfs", "docling", "corpus", "scanned", "figures")
+SETS = ("images", "images_1x", "pdfs", "pdfs_turned", "docling", "corpus", "scanned", "figures")
 #: The corpus's scanned tables, transcribed by hand from the images (benchmarks/fidelity/scanned/).
 SCANNED = ["img/layout-parser-paper-with-table.jpg", "img/embedded-images-tables.jpg"]
 #: Pages with figures, prose, lists or two columns and no table: every table found is a false one.
@@ -124,6 +127,31 @@ def rendered(kind: str) -> list[Case]:
             t["features"],
         )
         cases.append(Case(FIDELITY / "out" / rendition["file"], [expected]))
+    return cases
+
+
+def turned_pdfs() -> list[Case]:
+    """`pdfs`, each PDF stored turned in two ways (written to `fidelity/out/turned/`)."""
+    from pypdf import PdfWriter, Transformation
+
+    folder = FIDELITY / "out" / "turned"
+    folder.mkdir(parents=True, exist_ok=True)
+    cases = []
+    for case in rendered("pdf"):
+        for how in ("landscape", "sideways"):
+            writer = PdfWriter(clone_from=case.path)
+            for page in writer.pages:
+                if how == "sideways":
+                    page.rotation = 90
+                    continue
+                width, height = float(page.mediabox.width), float(page.mediabox.height)
+                page.add_transformation(Transformation().rotate(-90).translate(0, width))
+                page.mediabox.upper_right = (height, width)
+                page.cropbox.upper_right = (height, width)
+                page.rotation = 270
+            path = folder / f"{case.path.stem}-{how}.pdf"
+            writer.write(path)
+            cases.append(Case(path, case.tables))
     return cases
 
 
@@ -445,6 +473,7 @@ def main() -> None:
         "images": lambda: rendered("images"),
         "images_1x": lambda: rendered("images_1x"),
         "pdfs": lambda: rendered("pdf"),
+        "pdfs_turned": turned_pdfs,
         "docling": docling,
         "corpus": corpus,
         "scanned": scanned,
