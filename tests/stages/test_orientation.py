@@ -103,8 +103,8 @@ def test_a_different_model_file_stops_high_res_at_precheck(
 
 
 # --- through High Res ----------------------------------------------------------------------------
-def run(path: Path) -> list[dict[str, Any]]:
-    st = UnstructuredPartitionSettings(strategy="hi_res", coordinates=True)
+def run(path: Path, **settings: Any) -> list[dict[str, Any]]:
+    st = UnstructuredPartitionSettings(strategy="hi_res", coordinates=True, **settings)
     stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
     stage.precheck()
     return stage.process(Document(path.name, path.name, path.name, path=path)).elements
@@ -185,11 +185,7 @@ def test_a_turned_scan_s_table_names_the_engine_that_read_its_cells(
     # page's are (the cells of an English table: PP-OCRv6)
     path = tmp_path / "turned.png"
     turned(page, rotation, skew).save(path)
-    st = UnstructuredPartitionSettings(strategy="hi_res", infer_table_structure=True)
-    stage = UnstructuredPartitionStage("Partitioner", "unstructured_api", st, RunContext())
-    stage.precheck()
-    elements = stage.process(Document(path.name, path.name, path.name, path=path)).elements
-    tables = [e for e in elements if e["type"] == "Table"]
+    tables = [e for e in run(path, infer_table_structure=True) if e["type"] == "Table"]
     assert len(tables) == 1
     assert tables[0]["metadata"]["ocr_engine"] == "rapidocr-ppocrv6"
 
