@@ -208,16 +208,8 @@ class EmbedSettings(Settings):
 def unknown_languages(languages: list[str]) -> list[str]:
     """The entries of `ocr_languages` that name no language tesseract knows ("eng+kor" is two:
     one per entry)."""
-    import logging
-
     from unstructured.partition.common.lang import (
         _convert_language_code_to_pytesseract_lang_code as convert,
     )
 
-    library = logging.getLogger("unstructured")
-    level = library.level
-    library.setLevel(logging.ERROR)  # its warning for each unknown code: said once, here
-    try:
-        return [lang for lang in languages if not convert(lang.strip())]
-    finally:
-        library.setLevel(level)
+    return [lang for lang in languages if not convert(lang.strip())]

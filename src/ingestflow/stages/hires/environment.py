@@ -71,13 +71,7 @@ def check_environment(node: str, languages: list[str], tables: bool = False) -> 
     from ingestflow.offline import set_offline_env
 
     set_offline_env()
-    codes = tesseract_codes(languages)
-    unknown = [lang for lang, code in zip(languages, codes, strict=False) if not code]
-    if unknown or not codes:
-        raise EnvironmentProblem(
-            f"partition node {node!r}: ocr_languages {languages} names no language tesseract "
-            "knows; use tesseract codes such as eng, deu, fra, kor (docs/hi_res.md)"
-        )
+    codes = tesseract_codes(languages)  # each a language tesseract knows (spec.settings)
     try:
         engines = {ocr.engine_for(codes, use) for use in ocr.USES}
     except EnvironmentProblem as exc:
