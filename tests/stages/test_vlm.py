@@ -155,3 +155,17 @@ def test_auto_sends_scans_to_the_vlm_and_text_pages_to_fast(
     }
     assert by_page == {1: "fast", 2: "vlm"}
     assert len(server.requests) == 1
+
+
+def test_the_vlm_strategy_stops_at_precheck_when_its_server_is_not_running():
+    from ingestflow.errors import EnvironmentProblem
+    from tests.stages.test_prompter import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    environ = {"INGESTFLOW_PROVIDER_A_BASE_URL": url}
+    st = VLMPartitionSettings.model_validate({"is_dynamic": False})
+    stage = VLMPartitionStage(
+        "Partitioner", "vlm", st, RunContext(endpoints=endpoints_from_env(environ))
+    )
+    with pytest.raises(EnvironmentProblem, match=rf"no model server answers at {url}"):
+        stage.precheck()
