@@ -57,6 +57,13 @@ class StageError(DocumentError):
         super().__init__(f"{node}: {document}: {reason}")
 
 
+class JobCancelled(IngestflowError):
+    """A run's job was cancelled by another process (`jobs cancel`, the API, the web UI) before
+    its first document; exit status 130, as for Ctrl-C."""
+
+    exit_code = 130
+
+
 class NotFound(IngestflowError):
     """A resource (workflow, connector, job, template, file) does not exist."""
 

@@ -73,3 +73,19 @@ def test_the_real_command_keeps_its_exit_codes(tmp_path):
         [*cli, "validate", str(invalid)], capture_output=True, text=True, timeout=60
     )
     assert checked.returncode == 2 and checked.stdout + checked.stderr
+
+
+def test_a_command_stopped_by_ctrl_c_says_so(monkeypatch, capsys):
+    """A Ctrl-C (or SIGTERM) that reaches the entry point (a stop before a run could record it,
+    a second Ctrl-C) ends the command with 130 and one line, never silently."""
+    import pytest
+
+    import ingestflow.cli as cli
+
+    def interrupted(**_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "app", interrupted)
+    with pytest.raises(SystemExit, match="130"):
+        cli._main()
+    assert capsys.readouterr().err == "✗ stopped by Ctrl-C or SIGTERM\n"

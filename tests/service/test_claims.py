@@ -24,6 +24,7 @@ from ingestflow.store.owners import owner_alive, process_owner, same_owner
 
 STATS = [NodeStats("n", "Partitioner", "partition", "unstructured_api")]
 TICK = "2030-01-01T12:15:00+00:00"
+BACKGROUND: dict[str, object] = {"run": {"body": {"name": "wf"}, "inputs": []}}  # the API's
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ class Starts:
 
 def test_one_launcher_starts_a_job(two: tuple[Workspace, Workspace]) -> None:
     first, second = two
-    job = first.create_job("w", "wf", "persistent", STATS, {})
+    job = first.create_job("w", "wf", "persistent", STATS, BACKGROUND)
     starts = Starts()
     try:
         process = launch_job(first.db, job, starts)
@@ -77,9 +78,9 @@ def test_one_launcher_starts_a_job(two: tuple[Workspace, Workspace]) -> None:
 
 def test_a_second_job_of_a_workflow_waits_for_the_first(two: tuple[Workspace, Workspace]) -> None:
     first, second = two
-    running = first.create_job("w", "wf", "persistent", STATS, {})
-    waiting = first.create_job("w", "wf", "persistent", STATS, {})
-    other = first.create_job("v", "other", "persistent", STATS, {})
+    running = first.create_job("w", "wf", "persistent", STATS, BACKGROUND)
+    waiting = first.create_job("w", "wf", "persistent", STATS, BACKGROUND)
+    other = first.create_job("v", "other", "persistent", STATS, BACKGROUND)
     starts = Starts()
     try:
         assert launch_job(first.db, running, starts) is not None
@@ -90,9 +91,41 @@ def test_a_second_job_of_a_workflow_waits_for_the_first(two: tuple[Workspace, Wo
         starts.end()
 
 
+@pytest.mark.parametrize(
+    "info",
+    [{}, {"run": {"inputs": ["/in"], "workers": 2}}],
+    ids=["python-api", "cli"],
+)
+def test_a_foreground_runs_job_is_never_launched(
+    two: tuple[Workspace, Workspace], info: dict[str, object]
+) -> None:
+    """A CLI or Python API run's job is SCHEDULED while its own process prechecks: a launcher
+    (a server on the same workspace) must leave it to that process."""
+    first, second = two
+    job = first.create_job("file:/wf.json", "wf", "persistent", STATS, info)
+    starts = Starts()
+    assert launch_job(second.db, job, starts) is None
+    assert starts.processes == []
+    assert (second.job_row(job)["status"], second.job_row(job)["owner"]) == (
+        "SCHEDULED",
+        process_owner(),
+    )
+    assert first.begin_job(job)  # its own process goes on to run it
+
+
+def test_a_job_handed_back_to_resume_is_launched(two: tuple[Workspace, Workspace]) -> None:
+    first, second = two
+    job = first.create_job("w", "wf", "persistent", STATS, {"run": {"inputs": []}, "resumed": 1})
+    starts = Starts()
+    try:
+        assert launch_job(second.db, job, starts) is not None
+    finally:
+        starts.end()
+
+
 def test_a_cancelled_job_is_neither_launched_nor_taken(two: tuple[Workspace, Workspace]) -> None:
     first, second = two
-    job = first.create_job("w", "wf", "persistent", STATS, {})
+    job = first.create_job("w", "wf", "persistent", STATS, BACKGROUND)
     first.update_job(job, status="STOPPED", processing_status="STOPPED")
     starts = Starts()
     assert launch_job(second.db, job, starts) is None
@@ -102,7 +135,7 @@ def test_a_cancelled_job_is_neither_launched_nor_taken(two: tuple[Workspace, Wor
 
 def test_a_launch_that_fails_leaves_the_job_scheduled(two: tuple[Workspace, Workspace]) -> None:
     first, _ = two
-    job = first.create_job("w", "wf", "persistent", STATS, {})
+    job = first.create_job("w", "wf", "persistent", STATS, BACKGROUND)
 
     def broken() -> subprocess.Popen[bytes]:
         raise OSError("no such interpreter")
@@ -159,7 +192,7 @@ def test_an_owner_read_a_second_apart_is_the_same_process(
     assert owner_alive(shifted) and same_owner(me, shifted)
     assert not same_owner(me, f"{pid}:{float(started) + 30.0:.3f}")  # a reused pid
     assert not same_owner(me, f"{int(pid) + 1}:{started}")
-    job = first.create_job("w", "wf", "persistent", STATS, {})
+    job = first.create_job("w", "wf", "persistent", STATS, BACKGROUND)
     first.update_job(job, status="IN_PROGRESS", processing_status="IN_PROGRESS")
     first.set_owner(job, shifted)  # as a launcher read it
     assert take_job(second.db, job, me)

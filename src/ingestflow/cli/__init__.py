@@ -7,6 +7,7 @@ register their commands, so there is no import cycle.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import sys
 
 import typer
@@ -57,7 +58,9 @@ def _main() -> None:
     """Run the command; exit with its code (never a traceback)."""
     try:
         code = app(standalone_mode=False)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a command that had no clean stop of its own: say so
+        with contextlib.suppress(OSError, ValueError):  # a closed terminal: nothing to say on
+            typer.echo("✗ stopped by Ctrl-C or SIGTERM", err=True)
         sys.exit(130)
     except typer.Exit as done:
         sys.exit(done.exit_code)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.connectors.base import Destination, Source
-from ingestflow.errors import IngestflowError
+from ingestflow.errors import IngestflowError, JobCancelled
 from ingestflow.runner import events, worker
 from ingestflow.runner.admission import Admission
 from ingestflow.runner.deletions import Deletions
@@ -147,7 +147,10 @@ class JobRunner:
             raise
         if not self.ws.begin_job(job.job_id):  # cancelled during the precheck: no document read
             job.finish("STOPPED", "STOPPED", started, "cancelled before it began")
-            raise KeyboardInterrupt
+            raise JobCancelled(
+                f"job {job.job_id} was cancelled before it began (by `ingestflow jobs cancel`, "
+                "the API or the web UI): no document was read"
+            )
         self.progress(
             events.JobStarted(job.job_id, self.opts.worker_count(), tuple(loading(self.plan)))
         )

@@ -84,21 +84,21 @@ class Launcher:
 
     def _launch(self) -> None:
         from ingestflow.store import Workspace
-        from ingestflow.store.claims import launch_job
+        from ingestflow.store.claims import QUEUED, launch_job
 
         ws = Workspace(self.workspace, check=False)  # every second: checked whole at start-up
         try:
             busy = {workflow for workflow, _ in self.running.values()}
             rows = ws.db.execute(
-                "SELECT id, workflow_id, status FROM jobs WHERE status IN "
+                f"SELECT id, workflow_id, status, {QUEUED} AS queued FROM jobs WHERE status IN "
                 "('SCHEDULED', 'IN_PROGRESS') ORDER BY created_at"
             ).fetchall()
             busy |= {r["workflow_id"] for r in rows if r["status"] == "IN_PROGRESS"}
             for row in rows:
                 if len(self.running) >= self.max_running:
                     break
-                if row["status"] != "SCHEDULED" or row["id"] in self.running:
-                    continue
+                if row["status"] != "SCHEDULED" or not row["queued"] or row["id"] in self.running:
+                    continue  # a foreground run's job is its own process's, never launched
                 if row["workflow_id"] in busy:
                     continue  # one run of a workflow at a time: this one waits its turn
                 process = launch_job(ws.db, row["id"], partial(self._spawn, row["id"]))

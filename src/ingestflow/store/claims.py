@@ -4,7 +4,9 @@ whose effect says whether this process won: SQLite lets one writer in at a time.
 
 - A job is started by one job process: the launcher moves it from SCHEDULED to IN_PROGRESS and
   records the process it started as its owner, in one transaction; a job process runs a job
-  only when it is that owner (or takes a SCHEDULED job itself).
+  only when it is that owner (or takes a SCHEDULED job itself). A launcher starts only the jobs
+  queued for one (`QUEUED`): a foreground run's job (the CLI's, the Python API's) is SCHEDULED
+  while its own process prechecks, and is that process's alone.
 - A schedule's firing (workflow, cron time) is submitted by one server: the first to insert it.
 """
 
@@ -24,20 +26,29 @@ PENDING_FOR = timedelta(minutes=2)
 # firings are kept this long, for `schedule_firings` to show
 KEEP_FIRINGS = timedelta(days=7)
 
+#: SQL: a job queued for a launcher: a background run (it carries the workflow body it runs) or
+#: a job handed back to the launchers to resume. Any other job is run by the process that
+#: created it, never by a launcher.
+QUEUED = (
+    "(json_extract(info, '$.run.body') IS NOT NULL OR json_extract(info, '$.resumed') IS NOT NULL)"
+)
+
 
 def launch_job(
     db: sqlite3.Connection, job_id: str, start: Callable[[], subprocess.Popen[bytes]]
 ) -> subprocess.Popen[bytes] | None:
-    """Start a SCHEDULED job's process with `start`, unless another launcher took the job first
-    or a job of its workflow is in progress: the job becomes IN_PROGRESS, owned by the process,
-    in one transaction with the start. None when this launcher did not win."""
+    """Start a SCHEDULED job's process with `start`, unless another launcher took the job first,
+    a job of its workflow is in progress, or the job is not queued for a launcher (`QUEUED`):
+    the job becomes IN_PROGRESS, owned by the process, in one transaction with the start. None
+    when this launcher did not win."""
     process: subprocess.Popen[bytes] | None = None
     db.execute("BEGIN IMMEDIATE")
     try:
         won = db.execute(
             "UPDATE jobs SET status = 'IN_PROGRESS', processing_status = 'IN_PROGRESS' "
-            "WHERE id = ? AND status = 'SCHEDULED' AND NOT EXISTS (SELECT 1 FROM jobs AS other "
-            "WHERE other.workflow_id = jobs.workflow_id AND other.status = 'IN_PROGRESS')",
+            f"WHERE id = ? AND status = 'SCHEDULED' AND {QUEUED} AND NOT EXISTS (SELECT 1 FROM "
+            "jobs AS other WHERE other.workflow_id = jobs.workflow_id AND "
+            "other.status = 'IN_PROGRESS')",
             (job_id,),
         ).rowcount
         if won != 1:
