@@ -6,24 +6,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
-import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingestflow.errors import DocumentError, NotFound
+from ingestflow.errors import NotFound
+from ingestflow.service.page_render import IMAGE_SUFFIXES, page_image
 from ingestflow.store import Workspace
 
-# what a browser shows as it is; other images (TIFF, BMP, HEIC ...) are converted to PNG
-BROWSER_IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-                  ".gif": "image/gif", ".webp": "image/webp"}  # fmt: skip
-IMAGE_SUFFIXES = {*BROWSER_IMAGES, ".tif", ".tiff", ".bmp", ".heic"}
-PAGE_WIDTH_PX = 1000  # a PDF page is rendered this wide
 PAGES_SHOWN = 10  # pages drawn at once (each is an image to render)
-_PDFIUM = threading.Lock()  # PDFium is not thread-safe; the server renders in a thread pool
 MAX_ORIGINS_BYTES = 64 << 20  # `orig_elements` decompressed, at most
 
 
@@ -190,51 +183,6 @@ def source_document(ws: Workspace, record: dict[str, Any], entry: dict[str, Any]
 def is_pageable(path: Path) -> bool:
     """True when pages of this document can be shown as images."""
     return path.suffix.lower() == ".pdf" or path.suffix.lower() in IMAGE_SUFFIXES
-
-
-def page_image(path: Path, number: int) -> tuple[bytes, str]:
-    """Page `number` (from 1) of a PDF or an image as image bytes and their media type: a PDF
-    page rendered to PNG; a browser-ready image as it is; another image converted to PNG."""
-    suffix = path.suffix.lower()
-    if suffix == ".pdf":
-        import pypdfium2
-
-        with _PDFIUM:
-            try:
-                pdf = pypdfium2.PdfDocument(str(path))
-            except pypdfium2.PdfiumError:
-                raise DocumentError(
-                    f"page {number} of {path.name} cannot be rendered: PDFium cannot open the "
-                    "document (damaged or encrypted)"
-                ) from None
-            try:
-                if not 1 <= number <= len(pdf):
-                    raise NotFound(f"page {number} is not in the document ({len(pdf)} pages)")
-                page = pdf[number - 1]
-                scale = PAGE_WIDTH_PX / max(page.get_width(), 1.0)
-                image = page.render(scale=min(scale, 4.0)).to_pil()
-                page.close()
-            finally:
-                pdf.close()
-        return _png(image), "image/png"
-    if suffix in BROWSER_IMAGES and number == 1:
-        return path.read_bytes(), BROWSER_IMAGES[suffix]
-    if suffix in IMAGE_SUFFIXES:
-        from PIL import Image
-
-        with Image.open(path) as image:
-            try:
-                image.seek(number - 1)  # multi-page TIFF
-            except EOFError:
-                raise NotFound(f"page {number} is not in the image") from None
-            return _png(image.convert("RGB")), "image/png"
-    raise NotFound(f"pages of a {suffix or 'suffix-less'} file cannot be shown as images")
-
-
-def _png(image: Any) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG", optimize=False)
-    return buffer.getvalue()
 
 
 def _sha256(path: Path) -> str:
