@@ -95,3 +95,40 @@ def test_a_timeout_during_an_import_waits_for_the_import_to_finish(
     ):
         import slow_to_import  # noqa: F401 - the alarm fires during its sleep
     assert sys.modules["slow_to_import"].DONE  # imported whole, then stopped
+
+
+def test_a_timeout_is_not_taken_for_the_works_own_failure() -> None:
+    """Code inside that catches every Exception (a library's per-page handler, a reader that
+    falls back to another reader) neither swallows the timeout nor goes on after it."""
+    import time
+
+    from ingestflow.runner import worker
+
+    went_on: list[str] = []
+
+    def reader_with_a_fallback() -> None:
+        try:
+            time.sleep(5)  # the alarm fires here
+        except Exception:
+            went_on.append("the fallback reader")
+
+    with (
+        pytest.raises(worker.DocumentTimeout, match=r"reading took longer than 0.1 s"),
+        worker._deadline(0.1, "reading"),
+    ):
+        reader_with_a_fallback()
+    assert went_on == []
+
+
+def test_a_fast_pdf_past_the_timeout_fails_with_it_and_switches_no_reader(tmp_path: Path) -> None:
+    """A 600-page text PDF under Fast, one worker, a limit a tenth of its time: the timeout used
+    to fire inside pdfminer, which then read "no text", and pdfium's text came out instead
+    (7,649 elements and a false warning, after twice the time)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "log.pdf").write_bytes(long_pdf(600))
+    record, _, out = run(tmp_path, workflow(), folder, 1, "one", doc_timeout=0.5)
+    [entry] = record["files"]
+    assert entry["status"] == "FAILED", entry
+    assert entry["error"].startswith("Partitioner: log.pdf took longer than 0.5 s and was stopped")
+    assert not (out / "log.pdf.json").exists()

@@ -315,6 +315,12 @@ class DocumentTimeout(DocumentError):
     """A document took longer in one node than --doc-timeout allows."""
 
 
+class _DeadlinePassed(BaseException):
+    """What the alarm raises inside the work: not an Exception, so that no `except Exception`
+    on the way (a library's per-page handler, a reader's fallback to another reader) takes it
+    for a failure of its own and goes on; `_deadline` turns it into DocumentTimeout."""
+
+
 @contextmanager
 def _deadline(seconds: float | None, what: str, said: str | None = None) -> Iterator[None]:
     """Fail the work inside with DocumentTimeout after `seconds` (at once when none are left;
@@ -334,12 +340,14 @@ def _deadline(seconds: float | None, what: str, said: str | None = None) -> Iter
             late.append(True)
             signal.setitimer(signal.ITIMER_REAL, 0.05)
             return
-        raise DocumentTimeout(said)
+        raise _DeadlinePassed
 
     previous = signal.signal(signal.SIGALRM, fire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
+    except _DeadlinePassed:
+        raise DocumentTimeout(said) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
