@@ -85,3 +85,29 @@ def test_a_cancel_that_cannot_signal_the_job_process_still_stops_it_before_any_p
     assert answer.status_code == 200, answer.text
     assert "stopped before it started" in answer.json()["message"]  # no signal went out
     _stopped_before_any_page(server, wiki, http, job_id)
+
+
+@pytest.mark.slow
+def test_a_job_whose_process_is_killed_fails_and_the_next_run_starts(
+    server: Server, wiki: FakeConfluence
+) -> None:
+    """kill -9 of a served job's process: the server marks the job FAILED (interrupted) by
+    itself, and the workflow's next run, which waited for it, starts (both used to stay
+    IN_PROGRESS and SCHEDULED until a CLI command swept the workspace)."""
+    http, job_id = _in_its_precheck(server, wiki, 60.0)
+    workflow_id = http.get(f"{API}/jobs/{job_id}").json()["workflow_id"]
+    waiting = http.post(f"{API}/workflows/{workflow_id}/run")
+    assert waiting.status_code == 202, waiting.text
+    launcher = server.app.state.ingestflow.launcher
+    launcher.running[job_id][1].kill()
+    end = time.monotonic() + 60
+    while (job := http.get(f"{API}/jobs/{job_id}").json())["status"] == "IN_PROGRESS":
+        assert time.monotonic() < end, "the killed job is still IN_PROGRESS"
+        time.sleep(0.1)
+    assert job["status"] == "FAILED", job
+    assert "interrupted" in http.get(f"{API}/jobs/{job_id}/details").json()["message"]
+    next_id = waiting.json()["id"]
+    while http.get(f"{API}/jobs/{next_id}").json()["status"] == "SCHEDULED":
+        assert time.monotonic() < end, "the workflow's next run never started"
+        time.sleep(0.1)
+    assert http.post(f"{API}/jobs/{next_id}/cancel").status_code == 200  # it waits on the wiki

@@ -1,10 +1,11 @@
 """The launcher: starts SCHEDULED jobs as job processes while a server runs.
 
 At most `max_running` jobs run at once, and never two of one workflow (the second waits,
-SCHEDULED, until the first ends). Several servers may serve one workspace: a job is claimed in
-the store as its process starts (`store.claims.launch_job`), so one launcher starts it. Stopping
-the launcher asks running jobs to stop the way Ctrl-C does (finished documents kept) and reaps
-every process it started.
+SCHEDULED, until the first ends). Each round also fails (interrupted) the jobs whose process
+died, so that what waits behind them starts. Several servers may serve one workspace: a job is
+claimed in the store as its process starts (`store.claims.launch_job`), so one launcher starts
+it. Stopping the launcher asks running jobs to stop the way Ctrl-C does (finished documents
+kept) and reaps every process it started.
 """
 
 from __future__ import annotations
@@ -83,11 +84,16 @@ class Launcher:
                 del self.running[job_id]
 
     def _launch(self) -> None:
+        from ingestflow.service.sweep import sweep
         from ingestflow.store import Workspace
         from ingestflow.store.claims import QUEUED, launch_job
 
         ws = Workspace(self.workspace, check=False)  # every second: checked whole at start-up
         try:
+            # a job whose process died (killed, out of memory; this server's or another's) is
+            # FAILED, interrupted, now: not left IN_PROGRESS holding its workflow's next runs
+            for job_id in sweep(ws):
+                log.warning("job %s: %s", job_id, "its process ended before it finished")
             busy = {workflow for workflow, _ in self.running.values()}
             rows = ws.db.execute(
                 f"SELECT id, workflow_id, status, {QUEUED} AS queued FROM jobs WHERE status IN "
