@@ -24,6 +24,7 @@ class Stopper:
     def __init__(self, on_request: Callable[[], None]) -> None:
         self.requested = False
         self.ending = False  # winding down: signals are no longer raised
+        self.now = False  # a second signal: stop now, not after the documents in progress
         self._on_request = on_request
         self.cancelled: Callable[[], bool] = lambda: False
         self._polled = 0.0
@@ -47,13 +48,21 @@ class Stopper:
         if self.ending:
             return  # the run ends as soon as its workers are ended and its job recorded
         if self.requested:
-            self.ending = True
+            self.ending = self.now = True
             raise KeyboardInterrupt
         self.requested = True
         self._on_request()
 
     def check(self) -> None:
         """Stop here (KeyboardInterrupt) when a stop was asked for."""
+        self.listen()
+        if self.requested:
+            self.ending = True
+            raise KeyboardInterrupt
+
+    def listen(self) -> None:
+        """Hear a cancel recorded in the job's row (it counts as a first stop request) without
+        acting on it: for waits on documents in progress, which a first stop lets finish."""
         if not self.requested and not self.ending:
             now = time.monotonic()
             if now - self._polled >= POLL_S:
@@ -61,9 +70,11 @@ class Stopper:
                 if self.cancelled():
                     self.requested = True
                     self._on_request()
-        if self.requested:
-            self.ending = True
-            raise KeyboardInterrupt
+
+    def finish_in_progress(self) -> None:
+        """A first stop ended the stream of new documents (`check`): the documents in progress
+        are finished now, and until they are, a second signal stops the run at once."""
+        self.ending = False
 
     def wind_down(self) -> None:
         """The run is ending: let nothing interrupt its clean-up."""

@@ -64,16 +64,29 @@ class LocalPool(Executor):
         self.live: ProcessPoolExecutor | None = None  # the pool whose workers run now
 
     def run(self, tasks: Iterator[Task], on_result: OnResult) -> None:
+        """Every task, and what each result asks for next. A first stop request ends the tasks
+        at the next document; the documents in progress (a long PDF's remaining page ranges
+        and its join included) finish before the stop is raised. A second one stops now."""
         pool = self._pool()
         pending: dict[Future[Any], Task] = {}
         limit = self.workers * 2  # bounded in-flight work: memory does not grow with the corpus
+        stopped = False
         try:
-            for task in tasks:
-                while len(pending) >= limit:
-                    pool = self._drain(pool, pending, on_result)
-                pending[self._submit(pool, task)] = task
+            try:
+                for task in tasks:
+                    while len(pending) >= limit:
+                        pool = self._drain(pool, pending, on_result)
+                    pending[self._submit(pool, task)] = task
+            except KeyboardInterrupt:
+                if self.stopper.now:
+                    raise
+                stopped = True  # no new document; those in progress finish
+                self.stopper.finish_in_progress()
             while pending:
                 pool = self._drain(pool, pending, on_result)
+            if stopped:
+                self.stopper.wind_down()
+                raise KeyboardInterrupt
         except BaseException:
             self.stopper.wind_down()  # a second Ctrl-C must not leave workers running
             pools.terminate(self.live or pool)  # the pool a retry replaced this one with
@@ -100,8 +113,8 @@ class LocalPool(Executor):
         self, pool: ProcessPoolExecutor, pending: dict[Future[Any], Task], on_result: OnResult
     ) -> ProcessPoolExecutor:
         done: set[Future[Any]] = set()
-        while not done:  # wake up now and then to honour a stop request
-            self.stopper.check()
+        while not done:  # wake up now and then to hear a cancel recorded in the job's row
+            self.stopper.listen()
             done, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
         broken: list[Task] = []
         follows: list[Task] = []
@@ -132,7 +145,7 @@ class LocalPool(Executor):
             future = self._submit(pool, task)
             workers_now = pools.processes(pool)
             try:
-                result = _waited(future, self.stopper.check)
+                result = _waited(future, self.stopper.listen)
             except BrokenProcessPool:
                 pools.settled(pool)
                 result = crashed(task, self.node_id, pools.exit_cause(workers_now))
