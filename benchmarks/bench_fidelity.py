@@ -227,7 +227,7 @@ class Checks:
         handler = logging.Handler()
         # logging passes a single dict argument as `args` itself
         handler.emit = lambda record: self.records.append(dict(record.args))  # type: ignore
-        log = logging.getLogger("ingestflow.stages.table_finding")
+        log = logging.getLogger("ingestflow.stages.partition.hires.tables.finding")
         log.setLevel(logging.DEBUG)
         log.addHandler(handler)
 
@@ -434,7 +434,7 @@ def run_set(
 
 
 def structure_mode() -> str:
-    from ingestflow.stages.table_model import structure_mode as mode
+    from ingestflow.stages.partition.hires.tables.model import structure_mode as mode
 
     return mode()
 

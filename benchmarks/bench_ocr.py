@@ -100,7 +100,7 @@ def pages(most: int) -> list[tuple[str, Image, str]]:
     with text of each document."""
     import pypdfium2 as pdfium
 
-    from ingestflow.stages.hires import DPI
+    from ingestflow.stages.partition.hires import DPI
 
     out = []
     for path in sorted((CORPUS / "docs" / "docling").glob("*.pdf")):
@@ -135,7 +135,7 @@ def scans() -> list[tuple[str, Image, str]]:
 def tesseract_table(image: Image) -> str:
     import numpy as np
 
-    from ingestflow.stages.page_words import ocr_words as _ocr_words
+    from ingestflow.stages.partition.hires.page_words import ocr_words as _ocr_words
 
     gray = np.asarray(image.convert("L"))
     words = _ocr_words(gray, "eng", max(1.0, 1600 / image.width))
@@ -150,7 +150,7 @@ def tesseract_page(image: Image, language: str = "eng") -> str:
 
 
 def rapidocr(image: Image) -> str:
-    from ingestflow.stages import ocr
+    from ingestflow.stages.partition.hires import ocr
 
     return " ".join(w.text for w in ocr.read_words(image))
 
@@ -205,8 +205,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ["OMP_THREAD_LIMIT"] = "1"  # one tesseract thread, as in a High Res worker
-    from ingestflow.stages import ocr
     from ingestflow.stages.partition import configure_unstructured
+    from ingestflow.stages.partition.hires import ocr
 
     configure_unstructured()
     ocr.get_engine()  # loaded before timing

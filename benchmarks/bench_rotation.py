@@ -92,7 +92,7 @@ def osd(image: Any) -> int | None:
 
 def detect(limit: int | None, with_osd: bool) -> dict:
     """Per detector: right answers and seconds per page over every variant."""
-    from ingestflow.stages import orientation
+    from ingestflow.stages.partition.hires import orientation
 
     orientation.get_session()
     rows = []
@@ -155,7 +155,7 @@ def words(limit: int | None, baseline: bool) -> dict:
     straightening."""
     from ingestflow.elements import Document
     from ingestflow.quality import word_recall
-    from ingestflow.stages import orientation
+    from ingestflow.stages.partition.hires import orientation
 
     stages: dict[tuple[str, ...], Any] = {}
     rows = []

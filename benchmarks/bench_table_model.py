@@ -1,4 +1,4 @@
-"""CPU seconds per table of the table-structure model (SLANet-1M, `stages/table_model.py`).
+"""CPU seconds per table of the table-structure model (SLANet-1M, `tables/model.py`).
 
     .venv/bin/python benchmarks/bench_table_model.py
 
@@ -22,7 +22,7 @@ IMAGES = REPO / "benchmarks" / "fidelity" / "out" / "images"
 def main() -> None:
     import cv2
 
-    from ingestflow.stages import table_model
+    from ingestflow.stages.partition.hires.tables import model as table_model
 
     paths = sorted(IMAGES.glob("*.png"))
     if not paths:

@@ -13,9 +13,8 @@ import pytest
 from ingestflow.elements import Document
 from ingestflow.runner.events import PagesPartitioned
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import long_text
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.partition import UnstructuredPartitionStage
+from ingestflow.stages.partition import UnstructuredPartitionStage, long_text
 from tests.runner.test_split import run, workflow
 
 EN = [

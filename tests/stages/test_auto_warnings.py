@@ -9,8 +9,8 @@ import pytest
 
 from ingestflow.elements import Document
 from ingestflow.spec.settings import VLMPartitionSettings
-from ingestflow.stages.auto import VLMPartitionStage
 from ingestflow.stages.base import RunContext
+from ingestflow.stages.partition.auto import VLMPartitionStage
 from tests.stages.test_partition import make_pdf
 
 pytestmark = pytest.mark.slow

@@ -20,11 +20,10 @@ from ingestflow.elements import Document
 from ingestflow.errors import EnvironmentProblem
 from ingestflow.quality import cell_recall, table_rows, word_recall
 from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
-from ingestflow.stages import hires
-from ingestflow.stages.auto import VLMPartitionStage, route_pages
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.partition import UnstructuredPartitionStage
-from ingestflow.stages.tables import Word, table_cells, table_html
+from ingestflow.stages.partition import UnstructuredPartitionStage, hires
+from ingestflow.stages.partition.auto import VLMPartitionStage, route_pages
+from ingestflow.stages.partition.hires.tables.grid import Word, table_cells, table_html
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""spaCy in batches (`stages/nlp_batch.py`): the partitioner's output is the same with and
+"""spaCy in batches (`stages/partition/nlp_batch.py`): the partitioner's output is the same with and
 without it, on Word files, plain text and PDFs, and the library's one-by-one spaCy calls are what
 it saves."""
 
@@ -14,9 +14,8 @@ import pytest
 
 from ingestflow.elements import Document
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import nlp_batch
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.partition import UnstructuredPartitionStage
+from ingestflow.stages.partition import UnstructuredPartitionStage, nlp_batch
 
 WORDS = [
     "the",

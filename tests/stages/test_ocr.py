@@ -18,9 +18,9 @@ from ingestflow.elements import Document
 from ingestflow.errors import EnvironmentProblem
 from ingestflow.quality import table_rows, word_recall
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import ocr, page_words
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage
+from ingestflow.stages.partition.hires import ocr, page_words
 
 pytestmark = pytest.mark.slow
 
@@ -131,7 +131,7 @@ def counting(file_):
     return library_load(file_)
 OmegaConf.load = counting
 from PIL import Image
-from ingestflow.stages import ocr
+from ingestflow.stages.partition.hires import ocr
 words = [w.text for w in ocr.read_words(Image.open({str(image)!r}))]
 print("catalogue read:", read.count("default_models.yaml"), OmegaConf.load is counting)
 print(json.dumps(words))

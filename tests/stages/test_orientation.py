@@ -15,10 +15,10 @@ import pytest
 from ingestflow.elements import Document
 from ingestflow.quality import word_recall
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import orientation
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.orientation import Turn
 from ingestflow.stages.partition import UnstructuredPartitionStage
+from ingestflow.stages.partition.hires import orientation
+from ingestflow.stages.partition.hires.orientation import Turn
 from tests.stages.test_hires import HEADING, draw_page
 from tests.stages.test_partition import make_pdf
 
@@ -90,7 +90,7 @@ def test_a_different_model_file_stops_high_res_at_precheck(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     from ingestflow.errors import EnvironmentProblem
-    from ingestflow.stages import hires
+    from ingestflow.stages.partition import hires
 
     wrong = tmp_path / orientation.MODEL_FILE
     wrong.write_bytes(b"not the model")

@@ -12,8 +12,8 @@ import pytest
 from ingestflow.elements import Document
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.hires.page_files import PageFiles
 from ingestflow.stages.partition import UnstructuredPartitionStage
+from ingestflow.stages.partition.hires.page_files import PageFiles
 from tests.stages.test_partition import make_pdf
 
 

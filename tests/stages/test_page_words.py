@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ingestflow.stages import page_words
-from ingestflow.stages.tables import Word
+from ingestflow.stages.partition.hires import page_words
+from ingestflow.stages.partition.hires.tables.grid import Word
 from tests.stages.test_table_finding import _pdf, partition, two_page_table_pdf
 
 WIDTH = 1700  # the page image's width at the library's 200 dpi (US Letter, portrait)

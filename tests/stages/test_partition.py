@@ -28,9 +28,9 @@ from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, EnvironmentProblem, WorkflowInvalid
 from ingestflow.offline import OFFLINE_ENV, SPACY_MODEL
 from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartitionSettings
-from ingestflow.stages.auto import VLMPartitionStage
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage
+from ingestflow.stages.partition.auto import VLMPartitionStage
 from tests.conftest import CORPUS, FIXTURES
 
 DOCS = FIXTURES / "docs"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingestflow.stages.hires import drop_repeats
+from ingestflow.stages.partition.hires import drop_repeats
 
 
 def element(kind: str, text: str, box: tuple[float, float, float, float], page: int = 1) -> Any:

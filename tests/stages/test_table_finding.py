@@ -19,10 +19,12 @@ import pytest
 from ingestflow.elements import Document
 from ingestflow.quality import table_rows
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import table_finding, table_merge, table_promotion
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage
-from ingestflow.stages.tables import Word
+from ingestflow.stages.partition.hires.tables import finding as table_finding
+from ingestflow.stages.partition.hires.tables import merge as table_merge
+from ingestflow.stages.partition.hires.tables import promotion as table_promotion
+from ingestflow.stages.partition.hires.tables.grid import Word
 
 #: A table with no rules at all, two columns of names and values (the layout model finds
 #: nothing in such an image, or a figure).
@@ -76,7 +78,7 @@ def test_prose_is_not_columned_nor_gapped_and_a_borderless_table_is():
 def test_a_text_layers_prose_never_reaches_the_table_model(monkeypatch: pytest.MonkeyPatch):
     import numpy as np
 
-    from ingestflow.stages import table_model
+    from ingestflow.stages.partition.hires.tables import model as table_model
 
     def no_model() -> Any:
         raise AssertionError("the table model was asked to read prose")
@@ -130,7 +132,7 @@ def test_prose_is_not_read_by_ocr_when_looking_for_a_table(
     import numpy as np
     from PIL import Image
 
-    from ingestflow.stages import ocr
+    from ingestflow.stages.partition.hires import ocr
 
     read: list[int] = []
     read_words = ocr.read_words
@@ -345,7 +347,7 @@ def test_a_pages_words_are_read_once_and_a_new_file_of_that_name_anew(
 
     import pypdfium2 as pdfium
 
-    from ingestflow.stages import page_words
+    from ingestflow.stages.partition.hires import page_words
 
     opened: list[str] = []
     document = pdfium.PdfDocument
@@ -370,8 +372,8 @@ def page_layout(path: Path, regions: list[tuple[str, tuple[float, ...]]]) -> tup
     from unstructured_inference.constants import Source
     from unstructured_inference.inference.layoutelement import LayoutElements
 
-    from ingestflow.stages import hires
-    from ingestflow.stages.layout_model import CDLA_CLASSES
+    from ingestflow.stages.partition import hires
+    from ingestflow.stages.partition.hires.layout_model import CDLA_CLASSES
 
     pdf = pdfium.PdfDocument(str(path))
     image = pdf[0].render(scale=hires.DPI / 72).to_pil().convert("RGB")
@@ -392,7 +394,7 @@ def page_layout(path: Path, regions: list[tuple[str, tuple[float, ...]]]) -> tup
 
 @pytest.mark.slow
 def test_a_borderless_table_the_layout_model_calls_text_becomes_a_table(tmp_path: Path):
-    from ingestflow.stages import hires
+    from ingestflow.stages.partition import hires
 
     path = tmp_path / "supplies.pdf"
     path.write_bytes(borderless_pdf())

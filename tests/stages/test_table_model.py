@@ -1,4 +1,4 @@
-"""The learned table structure (SLANet-1M, `stages/table_model.py`) on tables made here.
+"""The learned table structure (SLANet-1M, `partition/hires/tables/model.py`) on tables made here.
 
 Bounds: on clean ruled renderings like these the fidelity benchmark (benchmarks/RESULTS.md,
 "Learned table structure") gives TEDS-struct 1.0 for most tables (simple_grid, wrapped_cells,
@@ -19,10 +19,10 @@ from ingestflow.elements import Document
 from ingestflow.errors import EnvironmentProblem
 from ingestflow.quality import table_rows
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import hires, table_model
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.partition import UnstructuredPartitionStage
-from ingestflow.stages.tables import Word, render_html
+from ingestflow.stages.partition import UnstructuredPartitionStage, hires
+from ingestflow.stages.partition.hires.tables import model as table_model
+from ingestflow.stages.partition.hires.tables.grid import Word, render_html
 
 pytestmark = pytest.mark.slow
 
@@ -85,7 +85,7 @@ def draw_table() -> tuple[Any, list[Word]]:
 
 def expected_html() -> str:
     """CELLS as the HTML the builders write (a wrapped cell's lines joined by a space)."""
-    from ingestflow.stages.tables import Cell
+    from ingestflow.stages.partition.hires.tables.grid import Cell
 
     return render_html([Cell(r, c, rs, cs, t.replace("\n", " ")) for r, c, rs, cs, t in CELLS])
 

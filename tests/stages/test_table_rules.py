@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from ingestflow.stages import page_words, table_blocks, table_rules
-from ingestflow.stages.table_model import fill
-from ingestflow.stages.table_structure import ModelCell, Structure
-from ingestflow.stages.tables import Word
+from ingestflow.stages.partition.hires import page_words
+from ingestflow.stages.partition.hires.tables import blocks as table_blocks
+from ingestflow.stages.partition.hires.tables import rules as table_rules
+from ingestflow.stages.partition.hires.tables.grid import Word
+from ingestflow.stages.partition.hires.tables.model import fill
+from ingestflow.stages.partition.hires.tables.structure import ModelCell, Structure
 
 WIDTH, HEIGHT = 420, 300
 
@@ -211,7 +213,8 @@ def test_a_block_cut_by_its_region_grows_over_the_words_beyond():
 @pytest.mark.slow
 def test_the_table_inside_a_whole_spread_figure_is_found(corpus: Path):
     from ingestflow.quality.teds import docling_table_html, teds_struct
-    from ingestflow.stages import hires, table_finding
+    from ingestflow.stages.partition import hires
+    from ingestflow.stages.partition.hires.tables import finding as table_finding
     from tests.stages.test_table_finding import page_layout
 
     path = corpus / "docs" / "docling" / "table_mislabeled_as_picture.pdf"
@@ -239,7 +242,8 @@ def test_docling_s_two_line_rows_and_turned_titles_read_as_docling_reads_them(co
     import pypdfium2 as pdfium
 
     from ingestflow.quality.teds import docling_table_html, teds
-    from ingestflow.stages import hires, table_model
+    from ingestflow.stages.partition import hires
+    from ingestflow.stages.partition.hires.tables import model as table_model
 
     cases = [("2305.03393v1-pg9", 1, "#/tables/0"), ("redp5110_sampled", 9, "#/tables/3")]
     for stem, page, ref in cases:

@@ -16,9 +16,9 @@ import pytest
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.offline import SPACY_MODEL
-from ingestflow.stages import hires, html_depth, nlp_batch, orientation, xy_cut
 from ingestflow.stages import unstructured_patches as patches
-from ingestflow.stages.partition import configure_unstructured
+from ingestflow.stages.partition import configure_unstructured, hires, html_depth, nlp_batch
+from ingestflow.stages.partition.hires import orientation, xy_cut
 from tests.stages.test_partition import make_pdf, nested_html
 
 configure_unstructured()  # offline before the library is imported below

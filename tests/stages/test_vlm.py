@@ -14,8 +14,8 @@ from ingestflow.errors import StageError
 from ingestflow.providers import client as client_module
 from ingestflow.providers.config import endpoints_from_env
 from ingestflow.spec.settings import VLMPartitionSettings
-from ingestflow.stages.auto import VLMPartitionStage
 from ingestflow.stages.base import RunContext
+from ingestflow.stages.partition.auto import VLMPartitionStage
 from tests.fakes.models import FakeModelServer
 from tests.stages.test_partition import make_pdf
 

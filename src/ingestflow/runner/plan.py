@@ -121,7 +121,7 @@ def plan_from_checked(
     strategy = first.run_strategy if isinstance(first, s.PartitionSettings) else "fast"
     blocks = tuple(getattr(first, "extract_image_block_types", None) or ())
     if strategy == "auto":
-        from ingestflow.stages.auto import AUTO_IMAGE_BLOCKS
+        from ingestflow.stages.partition.auto import AUTO_IMAGE_BLOCKS
 
         blocks = tuple(AUTO_IMAGE_BLOCKS)
     context = RunContext(

@@ -82,13 +82,13 @@ def load_hi_res(ocr: bool = True) -> None:
         "unstructured_inference.models.base",
         "unstructured_inference.models.unstructuredmodel",
         "unstructured_pytesseract",
-        "ingestflow.stages.hires",
-        "ingestflow.stages.hires.hooks",
-        "ingestflow.stages.auto",
-        "ingestflow.stages.table_finding",
-        "ingestflow.stages.table_model",
-        "ingestflow.stages.table_promotion",
-        "ingestflow.stages.table_merge",
+        "ingestflow.stages.partition.hires",
+        "ingestflow.stages.partition.hires.hooks",
+        "ingestflow.stages.partition.auto",
+        "ingestflow.stages.partition.hires.tables.finding",
+        "ingestflow.stages.partition.hires.tables.model",
+        "ingestflow.stages.partition.hires.tables.promotion",
+        "ingestflow.stages.partition.hires.tables.merge",
     ):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
@@ -96,7 +96,7 @@ def load_hi_res(ocr: bool = True) -> None:
     # (images); a worker that meets a scanned PDF's table imports it at its first use
     if ocr:
         with contextlib.suppress(Exception):
-            from ingestflow.stages import ocr as engines
+            from ingestflow.stages.partition.hires import ocr as engines
 
             engines.import_rapidocr()  # its pipeline (`rapidocr` alone imports it lazily)
 
@@ -104,7 +104,7 @@ def load_hi_res(ocr: bool = True) -> None:
 def _rapidocr_asked() -> bool:
     """True when the OCR engine choice (`stages.ocr.mode`) is rapidocr for every page (an
     unknown choice: False here, the workers say what is wrong)."""
-    from ingestflow.stages import ocr
+    from ingestflow.stages.partition.hires import ocr
 
     try:
         return ocr.mode() == "rapidocr"

@@ -122,7 +122,7 @@ register(
     "partition",
     "vlm",
     s.VLMPartitionSettings,
-    "ingestflow.stages.auto:VLMPartitionStage",
+    "ingestflow.stages.partition.auto:VLMPartitionStage",
     loading=_partitioner_loads,
     needs_torch=_partitioner_torch,
 )

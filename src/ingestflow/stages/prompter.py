@@ -216,7 +216,7 @@ class PrompterStage(Stage):
             metadata["entities"] = local.ner(element["text"])
             backend = local.NER_BACKEND
         else:
-            from ingestflow.stages.hires import tesseract_codes
+            from ingestflow.stages.partition.hires import tesseract_codes
 
             languages = "+".join(tesseract_codes(list(self.context.ocr_languages)))
             element["text"] = local.ocr(metadata["image_base64"], languages)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ingestflow.elements import Element
 from ingestflow.errors import DocumentError, one_line
-from ingestflow.stages import filetypes
+from ingestflow.stages.partition import filetypes
 
 if TYPE_CHECKING:
     from unstructured.file_utils.model import FileType

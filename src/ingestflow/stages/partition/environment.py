@@ -12,7 +12,9 @@ from ingestflow.errors import EnvironmentProblem, WorkflowInvalid, one_line
 from ingestflow.offline import SPACY_MODEL, set_offline_env
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import hires, html_depth, unstructured_patches, xy_cut
+from ingestflow.stages import unstructured_patches
+from ingestflow.stages.partition import hires, html_depth
+from ingestflow.stages.partition.hires import xy_cut
 
 #: The patched attributes every strategy uses (High Res checks them all when it loads).
 _ALWAYS_PATCHED = (

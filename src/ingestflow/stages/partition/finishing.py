@@ -6,8 +6,8 @@ import copy
 
 from ingestflow.elements import Document, Element
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import table_merge
 from ingestflow.stages.ids import stable_id
+from ingestflow.stages.partition.hires.tables import merge as table_merge
 
 
 def finish(

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, StageError
-from ingestflow.stages import filetypes
 from ingestflow.stages.base import Part
+from ingestflow.stages.partition import filetypes
 
 
 def read_document(

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.elements import Element
 from ingestflow.errors import DocumentError, one_line
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import filetypes, hires, layout_model, long_text, nlp_batch
+from ingestflow.stages.partition import filetypes, hires, long_text, nlp_batch
 from ingestflow.stages.partition.attachments import attachments
+from ingestflow.stages.partition.hires import layout_model
 from ingestflow.stages.partition.page_ranges import has_text
 
 if TYPE_CHECKING:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, StageError
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import filetypes, long_text
 from ingestflow.stages.base import Part, RunContext, Stage
-from ingestflow.stages.partition import environment
+from ingestflow.stages.partition import environment, filetypes, long_text
 from ingestflow.stages.partition.finishing import finish
 from ingestflow.stages.partition.page_ranges import (
     has_text,

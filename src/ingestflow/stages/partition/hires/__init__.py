@@ -32,8 +32,8 @@ Modules: `environment` (what the machine needs, loading the models), `call` (one
 `list_items` (bulleted text split into ListItems), `repeats` (a region found twice, one element).
 """
 
-from ingestflow.stages.hires.call import DPI, Call, mark_ocr
-from ingestflow.stages.hires.environment import (
+from ingestflow.stages.partition.hires.call import DPI, Call, mark_ocr
+from ingestflow.stages.partition.hires.environment import (
     INSTALLED_BY_SETUP,
     check_environment,
     debian_package,
@@ -43,10 +43,10 @@ from ingestflow.stages.hires.environment import (
     tesseract_codes,
     tesseract_languages,
 )
-from ingestflow.stages.hires.hooks import hooks
-from ingestflow.stages.hires.list_items import BULLETS, split_list_items
-from ingestflow.stages.hires.repeats import drop_repeats
-from ingestflow.stages.hires.text_layer import page_text_chars, text_layer_chars
+from ingestflow.stages.partition.hires.hooks import hooks
+from ingestflow.stages.partition.hires.list_items import BULLETS, split_list_items
+from ingestflow.stages.partition.hires.repeats import drop_repeats
+from ingestflow.stages.partition.hires.text_layer import page_text_chars, text_layer_chars
 
 __all__ = [
     "BULLETS",

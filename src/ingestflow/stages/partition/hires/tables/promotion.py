@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ingestflow.stages.tables import Cell
+from ingestflow.stages.partition.hires.tables.grid import Cell
 
 if TYPE_CHECKING:
-    from ingestflow.stages.table_finding import Reading
+    from ingestflow.stages.partition.hires.tables.reading import Reading
 
 
 def fill_texts(layout: Any) -> None:

@@ -24,15 +24,18 @@ read, `ocr_words`). Text-layer words with no gaps between cells never reach the 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
 from typing import Any
 
-from ingestflow.stages import ocr as ocr_engines
-from ingestflow.stages import page_words as words_of
-from ingestflow.stages import table_blocks, table_model, table_promotion, table_rules
-from ingestflow.stages.tables import Cell, Word, is_rule_glyph, render_html
+from ingestflow.stages.partition.hires import ocr as ocr_engines
+from ingestflow.stages.partition.hires import page_words as words_of
+from ingestflow.stages.partition.hires.tables import blocks as table_blocks
+from ingestflow.stages.partition.hires.tables import model as table_model
+from ingestflow.stages.partition.hires.tables import promotion as table_promotion
+from ingestflow.stages.partition.hires.tables import rules as table_rules
+from ingestflow.stages.partition.hires.tables.grid import Word, is_rule_glyph, render_html
+from ingestflow.stages.partition.hires.tables.reading import Reading
 
 _LOG = logging.getLogger(__name__)
 #: Layout classes checked for a table.
@@ -56,34 +59,6 @@ MIN_SPLIT_LINES = 0.25
 MIN_COVER = 0.8
 #: Padding around a region's crop, in pixels (as for the layout model's own table regions).
 PAD = 6
-
-
-@dataclass
-class Reading:
-    """A region read as a table: its cells, its HTML and the figures `plausible` judges."""
-
-    cells: list[Cell]
-    html: str
-    rows: int
-    cols: int
-    score: float
-    filled: float
-    multi_rows: float
-    words_in: float
-    gapped: float
-    box: tuple[float, float, float, float]  # the cells' extent, in crop pixels
-
-    def features(self) -> dict[str, float]:
-        """The figures, rounded (for the benchmark's report)."""
-        return {
-            "rows": self.rows,
-            "cols": self.cols,
-            "score": round(self.score, 3),
-            "filled": round(self.filled, 3),
-            "multi_rows": round(self.multi_rows, 3),
-            "words_in": round(self.words_in, 3),
-            "gapped": round(self.gapped, 3),
-        }
 
 
 def grid_plausible(rows: int, cols: int, score: float) -> bool:
@@ -153,7 +128,7 @@ def read(bgr: Any, words: list[Word] | None, ocr: Any = None) -> Reading | None:
 def gapped(words: list[Word]) -> float:
     """Share of the lines (of two words or more) with a gap wider than a word's height between
     two of their words: a table's rows have them between their cells, prose lines do not."""
-    from ingestflow.stages import tables
+    from ingestflow.stages.partition.hires.tables import grid as tables
 
     if len(words) < 2:
         return 0.0
@@ -168,7 +143,7 @@ def gapped(words: list[Word]) -> float:
 def split_lines(boxes: list[Word]) -> float:
     """Share of the text lines that hold two boxes or more (0.0 when there is no line): a table's
     rows break into one box per cell, a line of prose is one box."""
-    from ingestflow.stages import tables
+    from ingestflow.stages.partition.hires.tables import grid as tables
 
     lines = tables._lines(boxes) if boxes else []
     return sum(1 for line in lines if len(line) >= 2) / len(lines) if lines else 0.0
@@ -177,7 +152,7 @@ def split_lines(boxes: list[Word]) -> float:
 def columned(words: list[Word]) -> bool:
     """True when words fall into lines of two or more phrases at aligned positions — a table
     without rules rather than prose (the cheap test before the model reads a text region)."""
-    from ingestflow.stages import tables
+    from ingestflow.stages.partition.hires.tables import grid as tables
 
     if len(words) < 6:
         return False

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages.tables import Word
+from ingestflow.stages.partition.hires.tables.grid import Word
 
 
 def page_number(layout: Any, call: Any) -> int:
@@ -194,7 +194,7 @@ def ocr_words(crop: Any, language: str, scale: float) -> list[Word]:
     import cv2
     import unstructured_pytesseract as tess
 
-    from ingestflow.stages.tables import erase_rules
+    from ingestflow.stages.partition.hires.tables.grid import erase_rules
 
     if crop.size == 0:
         return []

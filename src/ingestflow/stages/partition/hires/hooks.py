@@ -12,21 +12,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages import (
-    layout_model,
-    ocr,
-    orientation,
-    table_finding,
-    table_model,
-    table_promotion,
-)
 from ingestflow.stages import unstructured_patches as patches
-from ingestflow.stages.hires.call import Call
-from ingestflow.stages.hires.environment import tesseract_codes
-from ingestflow.stages.hires.page_files import PageFiles
-from ingestflow.stages.hires.table_cells import add_tables
-from ingestflow.stages.hires.text_layer import text_layer_chars
-from ingestflow.stages.page_words import page_number
+from ingestflow.stages.partition.hires import layout_model, ocr, orientation
+from ingestflow.stages.partition.hires.call import Call
+from ingestflow.stages.partition.hires.environment import tesseract_codes
+from ingestflow.stages.partition.hires.page_files import PageFiles
+from ingestflow.stages.partition.hires.page_words import page_number
+from ingestflow.stages.partition.hires.tables import finding as table_finding
+from ingestflow.stages.partition.hires.tables import model as table_model
+from ingestflow.stages.partition.hires.tables import promotion as table_promotion
+from ingestflow.stages.partition.hires.tables.cells import add_tables
+from ingestflow.stages.partition.hires.text_layer import text_layer_chars
 
 
 @contextlib.contextmanager

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingestflow.stages import ocr, table_model
-from ingestflow.stages.hires.call import Call
-from ingestflow.stages.page_words import image_turn, ocr_words, page_number, pdf_words
-from ingestflow.stages.tables import Word
+from ingestflow.stages.partition.hires import ocr
+from ingestflow.stages.partition.hires.call import Call
+from ingestflow.stages.partition.hires.page_words import (
+    image_turn,
+    ocr_words,
+    page_number,
+    pdf_words,
+)
+from ingestflow.stages.partition.hires.tables import model as table_model
+from ingestflow.stages.partition.hires.tables.grid import Word
 
 
 def add_tables(layout: Any, image: Any, call: Call, has_text: bool) -> None:

@@ -8,7 +8,8 @@ import subprocess
 from functools import cache
 
 from ingestflow.errors import EnvironmentProblem
-from ingestflow.stages import layout_model, ocr, orientation, table_model
+from ingestflow.stages.partition.hires import layout_model, ocr, orientation
+from ingestflow.stages.partition.hires.tables import model as table_model
 
 #: Languages whose tesseract data the set-up script installs (docs/hi_res.md).
 INSTALLED_BY_SETUP = ("eng", "kor")
