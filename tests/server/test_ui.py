@@ -113,6 +113,20 @@ def test_an_api_key_signs_in_on_the_sign_in_page(server: Server) -> None:
     assert server.client(key="").post("/ui/login", data={"key": other}).status_code == 401
 
 
+def test_a_session_opened_with_an_api_key_ends_when_the_key_is_revoked(server: Server) -> None:
+    with Service(server.workspace) as service:
+        record, key = service.keys.create("for the browser")
+    by_key, by_token = server.client(key=""), signed_in(server)
+    assert by_key.post("/ui/login", data={"key": key}).status_code == 303
+    assert by_key.get("/ui/").status_code == 200
+    with Service(server.workspace) as service:  # as `ingestflow keys revoke` does
+        service.keys.revoke(record["id"])
+    assert server.client(key=key).get(f"{API}/workflows").status_code == 401
+    assert by_key.get("/ui/").status_code == 401
+    assert by_key.get("/ui/jobs/abc/progress").status_code == 401
+    assert by_token.get("/ui/").status_code == 200  # a link's session holds no key
+
+
 def test_files_are_named_by_id_and_no_path_escapes(server: Server) -> None:
     job = finished_job(server, [("input_files", ("plan.txt", b"Release plan.\n", "text/plain"))])
     (entry,) = job["files"]

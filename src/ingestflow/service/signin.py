@@ -8,6 +8,7 @@ import hashlib
 import secrets
 import threading
 import time
+from collections.abc import Callable
 
 SESSION_HOURS = 12.0
 
@@ -18,7 +19,8 @@ class SignIn:
     def __init__(self, session_hours: float = SESSION_HOURS) -> None:
         self.session_s = session_hours * 3600
         self._tokens: set[str] = set()  # digests of tokens not used yet
-        self._sessions: dict[str, float] = {}  # digest of a session id -> when it ends
+        # digest of a session id -> when it ends, and the id of the API key that opened it
+        self._sessions: dict[str, tuple[float, str | None]] = {}
         self._lock = threading.Lock()
 
     def issue_token(self) -> str:
@@ -39,23 +41,31 @@ class SignIn:
                 return None
         return self.open_session()
 
-    def open_session(self) -> str:
-        """A new session id (after a token or an API key was checked)."""
+    def open_session(self, key_id: str | None = None) -> str:
+        """A new session id (after a token, or the API key `key_id`, was checked)."""
         session = secrets.token_urlsafe(32)
         with self._lock:
-            self._sessions[_digest(session)] = time.monotonic() + self.session_s
+            self._sessions[_digest(session)] = (time.monotonic() + self.session_s, key_id)
         return session
 
-    def valid(self, session: str | None) -> bool:
-        """True when `session` is an open session that has not ended."""
+    def valid(self, session: str | None, key_active: Callable[[str], bool] | None = None) -> bool:
+        """True when `session` is an open session that has not ended. A session opened with an
+        API key ends with the key: `key_active(key_id)` is asked on every use (a key revoked by
+        another process is seen at once)."""
         if not session:
             return False
+        digest = _digest(session)
         with self._lock:
-            ends = self._sessions.get(_digest(session))
-            if ends is not None and ends < time.monotonic():
-                del self._sessions[_digest(session)]
-                ends = None
-        return ends is not None
+            held = self._sessions.get(digest)
+            if held is not None and held[0] < time.monotonic():
+                del self._sessions[digest]
+                held = None
+        if held is None:
+            return False
+        if held[1] is not None and key_active is not None and not key_active(held[1]):
+            self.close(session)
+            return False
+        return True
 
     def close(self, session: str | None) -> None:
         """Sign a session out."""

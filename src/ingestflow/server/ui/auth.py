@@ -28,8 +28,14 @@ def signin(request: Request) -> SignIn:
 
 
 def signed_in(request: Request) -> None:
-    """Raise SignInNeeded unless the request's cookie is an open session."""
-    if not signin(request).valid(request.cookies.get(COOKIE)):
+    """Raise SignInNeeded unless the request's cookie is an open session (one opened with an
+    API key ends when the key is revoked)."""
+
+    def key_active(key_id: str) -> bool:
+        with Service(state(request).workspace, check=False) as opened:
+            return opened.keys.is_active(key_id)
+
+    if not signin(request).valid(request.cookies.get(COOKIE), key_active):
         raise SignInNeeded
 
 
@@ -71,14 +77,14 @@ def login_page(request: Request) -> Response:
 def key_sign_in(request: Request, key: Annotated[str, Form()] = "") -> Response:
     """An API key typed into the sign-in page opens a session."""
     with Service(state(request).workspace, check=False) as opened:
-        ok = opened.keys.verify(key.strip())
-    if not ok:
+        key_id = opened.keys.identify(key.strip())
+    if key_id is None:
         return sign_in_page(
             request,
             message="That API key is wrong or revoked. `ingestflow keys create` makes one; "
             "`ingestflow ui` prints a sign-in link that needs no key.",
         )
-    return _session_answer(signin(request).open_session())
+    return _session_answer(signin(request).open_session(key_id))
 
 
 @router.post(PREFIX + "/logout")
