@@ -80,7 +80,8 @@ def test_a_token_signs_in_once_with_an_httponly_strict_cookie(server: Server) ->
     answer = http.get("/ui/signin", params={"token": token})
     assert answer.status_code == 303 and answer.headers["location"] == "/ui/"
     cookie = answer.headers["set-cookie"]
-    assert cookie.startswith("ingestflow_ui=") and token not in cookie
+    port = server.url.rpartition(":")[2]
+    assert cookie.startswith(f"ingestflow_ui_{port}=") and token not in cookie
     attributes = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/ui"} <= attributes
     page = http.get("/ui/")
@@ -125,6 +126,28 @@ def test_a_session_opened_with_an_api_key_ends_when_the_key_is_revoked(server: S
     assert by_key.get("/ui/").status_code == 401
     assert by_key.get("/ui/jobs/abc/progress").status_code == 401
     assert by_token.get("/ui/").status_code == 200  # a link's session holds no key
+
+
+def test_two_servers_keep_their_own_sessions_and_never_take_each_others(serve: Servers) -> None:
+    one, two = serve("one"), serve("two")
+    # one client for both, as one browser: it sends a host's cookies to every port of it
+    browser = one.client(key="")
+    for served in (one, two):
+        token = served.app.state.signin.issue_token()
+        assert browser.get(f"{served.url}/ui/signin", params={"token": token}).status_code == 303
+    assert browser.get(f"{one.url}/ui/").status_code == 200  # not signed out by the other
+    assert browser.get(f"{two.url}/ui/").status_code == 200
+    # a session of one server, replayed into the other under the other's cookie name, opens
+    # nothing there
+    sessions = {c.name: c.value for c in browser.cookies.jar}
+    (one_session,) = (v for k, v in sessions.items() if k.endswith(one.url.rpartition(":")[2]))
+    two_cookie = "ingestflow_ui_" + two.url.rpartition(":")[2]
+    replayed = two.client(key="", cookies={two_cookie: one_session})
+    assert replayed.get("/ui/").status_code == 401
+    # signing out of one leaves the other signed in
+    assert browser.post(f"{one.url}/ui/logout").status_code == 303
+    assert browser.get(f"{one.url}/ui/").status_code == 401
+    assert browser.get(f"{two.url}/ui/").status_code == 200
 
 
 def test_files_are_named_by_id_and_no_path_escapes(server: Server) -> None:

@@ -13,7 +13,6 @@ from ingestflow.server.ui.render import page
 from ingestflow.service import Service
 from ingestflow.service.signin import SignIn
 
-COOKIE = "ingestflow_ui"
 PREFIX = "/ui"
 router = APIRouter(include_in_schema=False)
 
@@ -27,6 +26,13 @@ def signin(request: Request) -> SignIn:
     return request.app.state.signin
 
 
+def cookie(request: Request) -> str:
+    """The name of this server's session cookie (its own per listening port)."""
+    server = request.scope.get("server")
+    port = server[1] if isinstance(server, tuple | list) and len(server) > 1 else None
+    return signin(request).cookie_name(port if isinstance(port, int) else None)
+
+
 def signed_in(request: Request) -> None:
     """Raise SignInNeeded unless the request's cookie is an open session (one opened with an
     API key ends when the key is revoked)."""
@@ -35,7 +41,7 @@ def signed_in(request: Request) -> None:
         with Service(state(request).workspace, check=False) as opened:
             return opened.keys.is_active(key_id)
 
-    if not signin(request).valid(request.cookies.get(COOKIE), key_active):
+    if not signin(request).valid(request.cookies.get(cookie(request)), key_active):
         raise SignInNeeded
 
 
@@ -46,10 +52,10 @@ def sign_in_page(
     return page("signin.html", status=status, message=message, signed_in=False)
 
 
-def _session_answer(session: str, to: str = PREFIX + "/") -> Response:
+def _session_answer(request: Request, session: str, to: str = PREFIX + "/") -> Response:
     answer = RedirectResponse(to, status_code=303)
     answer.set_cookie(
-        COOKIE, session, httponly=True, samesite="strict", path=PREFIX, secure=False
+        cookie(request), session, httponly=True, samesite="strict", path=PREFIX, secure=False
     )  # secure=False: the UI is served over plain HTTP on loopback
     return answer
 
@@ -64,7 +70,7 @@ def token_sign_in(request: Request, token: str | None = None) -> Response:
             message="This sign-in link is wrong or was used already (each link signs in once). "
             "Run `ingestflow ui` again for a new link, or sign in with an API key.",
         )
-    return _session_answer(session)
+    return _session_answer(request, session)
 
 
 @router.get(PREFIX + "/login")
@@ -84,13 +90,13 @@ def key_sign_in(request: Request, key: Annotated[str, Form()] = "") -> Response:
             message="That API key is wrong or revoked. `ingestflow keys create` makes one; "
             "`ingestflow ui` prints a sign-in link that needs no key.",
         )
-    return _session_answer(signin(request).open_session(key_id))
+    return _session_answer(request, signin(request).open_session(key_id))
 
 
 @router.post(PREFIX + "/logout")
 def sign_out(request: Request) -> Response:
     """Close the session and forget the cookie."""
-    signin(request).close(request.cookies.get(COOKIE))
+    signin(request).close(request.cookies.get(cookie(request)))
     answer = RedirectResponse(PREFIX + "/login", status_code=303)
-    answer.delete_cookie(COOKIE, path=PREFIX, httponly=True, samesite="strict")
+    answer.delete_cookie(cookie(request), path=PREFIX, httponly=True, samesite="strict")
     return answer
