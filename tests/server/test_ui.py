@@ -14,6 +14,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import httpx
 import pytest
@@ -92,12 +94,24 @@ def test_a_token_signs_in_once_with_an_httponly_strict_cookie(server: Server) ->
         other = server.client(key="")
         refused = other.get("/ui/signin", params={"token": again})
         assert refused.status_code == 401 and "set-cookie" not in refused.headers
-        assert "wrong or was used already" in refused.text
+        assert "expired (a link lasts 5 minutes) or was used already" in refused.text
         assert other.get("/ui/").status_code == 401
     assert http.get("/ui/").status_code == 200  # the session it opened lasts
     # signing out ends the session
     assert http.post("/ui/logout").status_code == 303
     assert http.get("/ui/").status_code == 401
+
+
+def test_an_unused_sign_in_link_expires_within_minutes(server: Server) -> None:
+    now = [1000.0]
+    signin = server.app.state.signin
+    signin.clock = lambda: now[0]  # the sign-in's clock, moved by the test
+    late, soon = signin.issue_token(), signin.issue_token()
+    now[0] += 4 * 60
+    assert server.client(key="").get("/ui/signin", params={"token": soon}).status_code == 303
+    now[0] += 2 * 60  # 6 minutes after it was made
+    refused = server.client(key="").get("/ui/signin", params={"token": late})
+    assert refused.status_code == 401 and "expired" in refused.text
 
 
 def test_an_api_key_signs_in_on_the_sign_in_page(server: Server) -> None:
@@ -300,8 +314,18 @@ def test_ui_command_opens_the_link_in_the_browser(tmp_path: Path) -> None:
             assert ui.poll() is None, ui.communicate()
             assert time.monotonic() < deadline, "the browser was not opened"
             time.sleep(0.2)
-        link = opened.read_text()
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/ui/signin\?token=\S+", link), link
+        # the browser's command line (seen by every local user) holds no token: the URL of a
+        # page only this user can read, which sends the browser on to the link
+        url = opened.read_text()
+        assert url.startswith("file://") and "token" not in url, url
+        page = Path(url2pathname(urlsplit(url).path))
+        assert page.stat().st_mode & 0o777 == 0o600
+        assert page.parent.stat().st_mode & 0o777 == 0o700
+        found = re.search(
+            r'url=(http://127\.0\.0\.1:\d+/ui/signin\?token=[^"]+)"', page.read_text()
+        )
+        assert found, page.read_text()
+        link = found.group(1)
         http = httpx.Client()
         assert http.get(link).status_code == 303  # the link the browser got signs in, once
         assert http.get(link).status_code == 401
@@ -309,6 +333,7 @@ def test_ui_command_opens_the_link_in_the_browser(tmp_path: Path) -> None:
         ui.send_signal(signal.SIGINT)
         _, err = ui.communicate(timeout=60)
     assert ui.returncode == 0 and link in err  # printed too, for another browser
+    assert not page.exists()  # removed at exit
 
 
 def test_ui_command_says_when_its_port_is_taken(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from ingestflow.server.deps import state
 from ingestflow.server.ui.render import page
 from ingestflow.service import Service
-from ingestflow.service.signin import SignIn
+from ingestflow.service.signin import TOKEN_MINUTES, SignIn
 
 PREFIX = "/ui"
 router = APIRouter(include_in_schema=False)
@@ -67,8 +67,9 @@ def token_sign_in(request: Request, token: str | None = None) -> Response:
     if session is None:
         return sign_in_page(
             request,
-            message="This sign-in link is wrong or was used already (each link signs in once). "
-            "Run `ingestflow ui` again for a new link, or sign in with an API key.",
+            message=f"This sign-in link is wrong, expired (a link lasts {TOKEN_MINUTES:g} "
+            "minutes) or was used already (each link signs in once). Run `ingestflow ui` again "
+            "for a new link, or sign in with an API key.",
         )
     return _session_answer(request, session)
 
