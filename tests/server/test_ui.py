@@ -14,6 +14,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import httpx
 import pytest
@@ -80,7 +82,8 @@ def test_a_token_signs_in_once_with_an_httponly_strict_cookie(server: Server) ->
     answer = http.get("/ui/signin", params={"token": token})
     assert answer.status_code == 303 and answer.headers["location"] == "/ui/"
     cookie = answer.headers["set-cookie"]
-    assert cookie.startswith("ingestflow_ui=") and token not in cookie
+    port = server.url.rpartition(":")[2]
+    assert cookie.startswith(f"ingestflow_ui_{port}=") and token not in cookie
     attributes = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/ui"} <= attributes
     page = http.get("/ui/")
@@ -91,12 +94,24 @@ def test_a_token_signs_in_once_with_an_httponly_strict_cookie(server: Server) ->
         other = server.client(key="")
         refused = other.get("/ui/signin", params={"token": again})
         assert refused.status_code == 401 and "set-cookie" not in refused.headers
-        assert "wrong or was used already" in refused.text
+        assert "expired (a link lasts 5 minutes) or was used already" in refused.text
         assert other.get("/ui/").status_code == 401
     assert http.get("/ui/").status_code == 200  # the session it opened lasts
     # signing out ends the session
     assert http.post("/ui/logout").status_code == 303
     assert http.get("/ui/").status_code == 401
+
+
+def test_an_unused_sign_in_link_expires_within_minutes(server: Server) -> None:
+    now = [1000.0]
+    signin = server.app.state.signin
+    signin.clock = lambda: now[0]  # the sign-in's clock, moved by the test
+    late, soon = signin.issue_token(), signin.issue_token()
+    now[0] += 4 * 60
+    assert server.client(key="").get("/ui/signin", params={"token": soon}).status_code == 303
+    now[0] += 2 * 60  # 6 minutes after it was made
+    refused = server.client(key="").get("/ui/signin", params={"token": late})
+    assert refused.status_code == 401 and "expired" in refused.text
 
 
 def test_an_api_key_signs_in_on_the_sign_in_page(server: Server) -> None:
@@ -111,6 +126,42 @@ def test_an_api_key_signs_in_on_the_sign_in_page(server: Server) -> None:
         record, other = service.keys.create("to revoke")
         service.keys.revoke(record["id"])
     assert server.client(key="").post("/ui/login", data={"key": other}).status_code == 401
+
+
+def test_a_session_opened_with_an_api_key_ends_when_the_key_is_revoked(server: Server) -> None:
+    with Service(server.workspace) as service:
+        record, key = service.keys.create("for the browser")
+    by_key, by_token = server.client(key=""), signed_in(server)
+    assert by_key.post("/ui/login", data={"key": key}).status_code == 303
+    assert by_key.get("/ui/").status_code == 200
+    with Service(server.workspace) as service:  # as `ingestflow keys revoke` does
+        service.keys.revoke(record["id"])
+    assert server.client(key=key).get(f"{API}/workflows").status_code == 401
+    assert by_key.get("/ui/").status_code == 401
+    assert by_key.get("/ui/jobs/abc/progress").status_code == 401
+    assert by_token.get("/ui/").status_code == 200  # a link's session holds no key
+
+
+def test_two_servers_keep_their_own_sessions_and_never_take_each_others(serve: Servers) -> None:
+    one, two = serve("one"), serve("two")
+    # one client for both, as one browser: it sends a host's cookies to every port of it
+    browser = one.client(key="")
+    for served in (one, two):
+        token = served.app.state.signin.issue_token()
+        assert browser.get(f"{served.url}/ui/signin", params={"token": token}).status_code == 303
+    assert browser.get(f"{one.url}/ui/").status_code == 200  # not signed out by the other
+    assert browser.get(f"{two.url}/ui/").status_code == 200
+    # a session of one server, replayed into the other under the other's cookie name, opens
+    # nothing there
+    sessions = {c.name: c.value for c in browser.cookies.jar}
+    (one_session,) = (v for k, v in sessions.items() if k.endswith(one.url.rpartition(":")[2]))
+    two_cookie = "ingestflow_ui_" + two.url.rpartition(":")[2]
+    replayed = two.client(key="", cookies={two_cookie: one_session})
+    assert replayed.get("/ui/").status_code == 401
+    # signing out of one leaves the other signed in
+    assert browser.post(f"{one.url}/ui/logout").status_code == 303
+    assert browser.get(f"{one.url}/ui/").status_code == 401
+    assert browser.get(f"{two.url}/ui/").status_code == 200
 
 
 def test_files_are_named_by_id_and_no_path_escapes(server: Server) -> None:
@@ -263,8 +314,18 @@ def test_ui_command_opens_the_link_in_the_browser(tmp_path: Path) -> None:
             assert ui.poll() is None, ui.communicate()
             assert time.monotonic() < deadline, "the browser was not opened"
             time.sleep(0.2)
-        link = opened.read_text()
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/ui/signin\?token=\S+", link), link
+        # the browser's command line (seen by every local user) holds no token: the URL of a
+        # page only this user can read, which sends the browser on to the link
+        url = opened.read_text()
+        assert url.startswith("file://") and "token" not in url, url
+        page = Path(url2pathname(urlsplit(url).path))
+        assert page.stat().st_mode & 0o777 == 0o600
+        assert page.parent.stat().st_mode & 0o777 == 0o700
+        found = re.search(
+            r'url=(http://127\.0\.0\.1:\d+/ui/signin\?token=[^"]+)"', page.read_text()
+        )
+        assert found, page.read_text()
+        link = found.group(1)
         http = httpx.Client()
         assert http.get(link).status_code == 303  # the link the browser got signs in, once
         assert http.get(link).status_code == 401
@@ -272,6 +333,7 @@ def test_ui_command_opens_the_link_in_the_browser(tmp_path: Path) -> None:
         ui.send_signal(signal.SIGINT)
         _, err = ui.communicate(timeout=60)
     assert ui.returncode == 0 and link in err  # printed too, for another browser
+    assert not page.exists()  # removed at exit
 
 
 def test_ui_command_says_when_its_port_is_taken(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ sign-in link (as Jupyter prints one)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -40,6 +41,7 @@ def ui(
     from ingestflow.server.access_log import to_stderr
     from ingestflow.server.app import create_app
     from ingestflow.service import Service
+    from ingestflow.service.signin import TOKEN_MINUTES, launch_page
 
     with failing_cleanly(), Service(workspace):
         pass  # made and checked before anything listens
@@ -48,6 +50,7 @@ def ui(
     sock = listening_socket("127.0.0.1", port)
     bound = sock.getsockname()[1]
     link = f"http://127.0.0.1:{bound}/ui/signin?token={app_.state.signin.issue_token()}"
+    opened: list[Path] = []  # the owner-only page the browser was sent to, removed at exit
     server = uvicorn.Server(
         uvicorn.Config(app_, log_level="warning", server_header=False, access_log=False)
     )
@@ -59,11 +62,15 @@ def ui(
             return
         typer.echo(
             f"ingestflow UI for workspace {workspace.resolve()}\n"
-            f"open this link to sign in (it works once; stop with Ctrl-C):\n    {link}",
+            f"open this link to sign in (it works once, within {TOKEN_MINUTES:g} minutes; "
+            f"stop with Ctrl-C):\n    {link}",
             err=True,
         )
         if not no_browser:
-            webbrowser.open(link)
+            # the browser's command line is seen by every local user: it gets the URL of a
+            # file only this user can read, which sends it on to the link
+            opened.append(launch_page(workspace / "ui", link))
+            webbrowser.open(opened[-1].as_uri())
 
     threading.Thread(target=announce, daemon=True).start()
     try:
@@ -72,3 +79,5 @@ def ui(
         pass  # uvicorn shut down cleanly, then raised the Ctrl-C again (as `uvicorn.run` does)
     finally:
         sock.close()
+        for path in opened:
+            path.unlink(missing_ok=True)

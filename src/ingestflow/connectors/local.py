@@ -9,7 +9,9 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote
 
 from pydantic import ConfigDict, Field
 
@@ -140,11 +142,7 @@ class LocalSource(Source):
                 record_id = file_record_id(path)
             else:
                 record_id = named_record_id(self.identity, rel)
-            absolute = str(path.resolve())
-            data_source: dict = {
-                "url": Path(absolute).as_uri(),
-                "record_locator": {"protocol": "file", "remote_file_path": absolute},
-            }
+            data_source = self._data_source(path, rel)
             try:
                 stat = path.stat()
                 data_source["date_created"] = _iso(stat.st_ctime)
@@ -154,6 +152,24 @@ class LocalSource(Source):
             yield Document(
                 id=record_id, record_id=record_id, filename=rel, path=path, data_source=data_source
             )
+
+    def _data_source(self, path: Path, rel: str) -> dict[str, Any]:
+        """Where a document came from: its file's path, or for an upload (a source with an
+        identity) only its job's folder and its name, `upload://<job>/<name>`: elements
+        downloaded through the API never tell a client how the server's disk is laid out."""
+        if self.identity is None:
+            absolute = str(path.resolve())
+            return {
+                "url": Path(absolute).as_uri(),
+                "record_locator": {"protocol": "file", "remote_file_path": absolute},
+            }
+        named = PurePosixPath(rel)
+        folder = path.parents[len(named.parts) - 1].name  # uploads/<job>/<name>: the job
+        where = f"{folder}/{named}"
+        return {
+            "url": f"upload://{quote(where)}",
+            "record_locator": {"protocol": "upload", "remote_file_path": where},
+        }
 
 
 class LocalDestination(Destination):

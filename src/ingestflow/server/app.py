@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Depends, FastAPI
 
-from ingestflow.server import errors, ui
+from ingestflow.server import docs_pages, errors, ui
 from ingestflow.server.access_log import AccessLog
 from ingestflow.server.deps import ServerState, require_key
 from ingestflow.server.routes import connectors, jobs, metrics, templates, workflows
@@ -79,6 +79,8 @@ def create_app(
         version=_version(),
         lifespan=lifespan,
         redirect_slashes=False,
+        docs_url=None,  # FastAPI's pages load from a CDN: docs_pages serves them offline
+        redoc_url=None,
     )
     app.state.ingestflow = state
     api = APIRouter(prefix=API_PREFIX, dependencies=[Depends(require_key)])
@@ -86,6 +88,7 @@ def create_app(
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(metrics.router)
+    docs_pages.install(app)
     ui.install(app)  # the web UI under /ui (its own sign-in: a one-time token or an API key)
     errors.install(app)
     app.add_middleware(errors.CatchAll)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from fastapi import HTTPException, Request
-from starlette.datastructures import UploadFile
+from starlette.datastructures import Headers, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
 
-from ingestflow.errors import WorkflowInvalid
+from ingestflow.errors import TooLarge, WorkflowInvalid
 from ingestflow.server.bodies import bounded
 from ingestflow.service import Upload, UploadLimits
 from ingestflow.service.bodies import too_large
-from ingestflow.service.uploads import size_text
+from ingestflow.service.uploads import file_too_large, size_text
 from ingestflow.service.validation import Problem
 
 FILE_FIELDS = ("input_files", "input_files[]")
@@ -70,21 +73,26 @@ async def read_form(
         )
 
     try:
-        form = await bounded(request, ceiling, over).form(
-            max_files=limits.max_files + 1,
-            max_fields=16 + extra_fields,
-            max_part_size=limits.max_body_bytes,
-        )
-    except HTTPException:
+        async with aclosing(bounded(request, ceiling, over).stream()) as stream:
+            form = await _BoundedFiles(
+                request.headers,
+                stream,
+                limits.max_file_bytes,
+                max_files=limits.max_files + 1,
+                max_fields=16 + extra_fields,
+                max_part_size=limits.max_body_bytes,
+            ).parse()
+    except (HTTPException, TooLarge):
         raise
-    except StarletteHTTPException as exc:  # the parser's own limits (part size, files, fields)
-        if str(exc.detail).startswith("Part exceeded maximum size"):
+    except (StarletteHTTPException, MultiPartException) as exc:  # the parser's own limits
+        detail = exc.message if isinstance(exc, MultiPartException) else str(exc.detail)
+        if detail.startswith(("Part exceeded maximum size", "Field exceeded maximum size")):
             raise too_large(None, limits.max_body_bytes, "a form field (`request_data`)") from None
         raise WorkflowInvalid(
             [
                 Problem(
                     "input_files",
-                    f"the request has too many parts: {exc.detail}",
+                    f"the request has too many parts: {detail}",
                     hint=f"at most {limits.max_files} files a request",
                 )
             ],
@@ -101,3 +109,29 @@ async def read_form(
         else:
             fields[key] = value
     return files, fields
+
+
+class _BoundedFiles(MultiPartParser):
+    """Starlette's multipart parser, which also refuses a file as soon as more of it has come
+    than one file may be: the body is not read further, where counting once the whole form was
+    spooled took in 90 MB for a 1 MB limit."""
+
+    def __init__(
+        self,
+        headers: Headers,
+        stream: AsyncGenerator[bytes, None],
+        max_file_bytes: int,
+        **limits: Any,
+    ) -> None:
+        super().__init__(headers, stream, **limits)
+        self.max_file_bytes = max_file_bytes
+        self._received: dict[int, int] = {}  # bytes of each file part so far, by part
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        part = self._current_part
+        if part.file is not None:
+            size = self._received.get(id(part), 0) + end - start
+            if size > self.max_file_bytes:
+                raise file_too_large(part.file.filename, self.max_file_bytes)
+            self._received[id(part)] = size
+        super().on_part_data(data, start, end)

@@ -20,9 +20,9 @@ from ingestflow.connectors.registry import (
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.service.lite_paths import LitePaths
 from ingestflow.service.validation import load_body
-from ingestflow.spec.models import MASK, SECRET_FIELDS
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
+from ingestflow.spec.secrets import keep_masked
 from ingestflow.store import Workspace, now
 from ingestflow.store.resources import Conflict as RowConflict
 
@@ -123,7 +123,7 @@ class Connectors:
         if isinstance(config, dict):
             entry = connector_type(row["type"])
             endpoint = entry.endpoint_fields if entry else ()
-            config, kept = _keep_masked(config, row["config"], endpoint)
+            config, kept = keep_masked(config, row["config"], endpoint)
         name = body.get("name", row["name"])
         self._checked({"name": name, "type": row["type"], "config": config}, row["role"], kept)
         try:
@@ -270,41 +270,3 @@ def _name_taken(name: str) -> WorkflowInvalid:
         ],
         what="connector",
     )
-
-
-def _keep_masked(
-    config: dict[str, Any], stored: dict[str, Any], endpoint_fields: tuple[str, ...]
-) -> tuple[dict[str, Any], list[Problem]]:
-    """A config where every secret sent back masked takes the stored value, and the problems
-    of secrets sent masked that cannot be kept.
-
-    A stored secret is kept only while the connector points at the same endpoint and identity:
-    were it kept for a new `url`, a check or a run would send it to whatever host that names.
-    """
-    masked = [key for key, value in config.items() if key in SECRET_FIELDS and value == MASK]
-    changed = ", ".join(
-        f"`{f}`" for f in endpoint_fields if _plain(config.get(f)) != _plain(stored.get(f))
-    )
-    problems = []
-    for key in masked:
-        if stored.get(key) is None:
-            message, hint = f"but no {key} is stored to keep", f"send the real {key}"
-        elif changed:
-            message = (
-                f"but {changed} changed: a stored secret is kept only for the same endpoint "
-                "and identity"
-            )
-            hint = f"send `{key}` again with the new {changed}, or send the stored {changed} back"
-        else:
-            continue
-        problems.append(
-            Problem(f"config.{key}", f"`{key}` is sent masked ({MASK}), {message}", hint=hint)
-        )
-    if problems:
-        return config, problems
-    return {key: stored[key] if key in masked else value for key, value in config.items()}, []
-
-
-def _plain(value: Any) -> Any:
-    """An endpoint value as compared on update (surrounding blanks and a final slash ignored)."""
-    return value.strip().rstrip("/") if isinstance(value, str) else value

@@ -46,15 +46,25 @@ class Keys:
         return len(self.ws.keys.select("revoked_at IS NULL"))
 
     def verify(self, presented: str | None) -> bool:
-        """True when `presented` is an active key; every stored digest is compared in constant
-        time, so the answer's timing says nothing about which key came close."""
+        """True when `presented` is an active key."""
+        return self.identify(presented) is not None
+
+    def identify(self, presented: str | None) -> str | None:
+        """The id of the active key `presented` is, else None; every stored digest is compared
+        in constant time, so the answer's timing says nothing about which key came close."""
         if not presented:
-            return False
+            return None
         wanted = _digest(presented)
-        found = False
+        found = None
         for row in self.ws.keys.select("revoked_at IS NULL"):
-            found |= hmac.compare_digest(row["digest"], wanted)
+            if hmac.compare_digest(row["digest"], wanted):
+                found = row["id"]
         return found
+
+    def is_active(self, key_id: str) -> bool:
+        """True while the key with this id exists and is not revoked."""
+        row = self.ws.keys.get(key_id)
+        return row is not None and not row["revoked_at"]
 
     def _row(self, ref: str) -> dict[str, Any]:
         rows = self.ws.keys.find(ref)

@@ -101,16 +101,22 @@ def _upload_names(uploads: list[Upload]) -> list[str]:
     return names
 
 
+def file_too_large(filename: str | None, limit: int) -> TooLarge:
+    """The refusal of an uploaded file over `limit` bytes (said while it streams in, or as it
+    is stored)."""
+    return TooLarge(
+        f"{safe_filename(filename, 0)} is larger than the {size_text(limit)} a file may be "
+        "(raise `serve --max-file-mb` to accept larger files)"
+    )
+
+
 def _copy_bounded(upload: Upload, target: Path, limit: int) -> None:
     written = 0
     with open(target, "wb") as out:
         while chunk := upload.stream.read(_CHUNK):
             written += len(chunk)
             if written > limit:
-                raise TooLarge(
-                    f"{safe_filename(upload.filename, 0)} is larger than the {size_text(limit)} "
-                    "a file may be (raise `serve --max-file-mb` to accept larger files)"
-                )
+                raise file_too_large(upload.filename, limit)
             out.write(chunk)
 
 

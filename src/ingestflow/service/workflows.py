@@ -17,6 +17,7 @@ from typing import Any
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import workflow_record
+from ingestflow.spec.secrets import keep_masked_node_secrets
 from ingestflow.spec.validate import CheckedWorkflow, validate_workflow
 from ingestflow.store import Workspace, now
 from ingestflow.store.resources import Conflict as RowConflict
@@ -46,7 +47,10 @@ class Workflows:
     # --- writes ---------------------------------------------------------------------------
     def create(self, body: Any, kind: str = PERSISTENT) -> dict[str, Any]:
         """Check a create body against every rule and store it; returns its record."""
-        checked = self._check(body)
+        masked: builtins.list[Problem] = []
+        if isinstance(body, dict):  # a masked secret here has nothing stored to stand for
+            body, masked = keep_masked_node_secrets(body, None)
+        checked = self._check(body, masked)
         assert checked.workflow is not None
         stored = _with_node_ids(checked.workflow.model_dump(mode="json", exclude_none=True), None)
         stored = self._canonical_connectors(stored)
@@ -88,7 +92,9 @@ class Workflows:
         if new_type == "template" and "workflow_nodes" not in body:
             merged.pop("workflow_nodes", None)
         merged = {k: v for k, v in merged.items() if v is not None}
-        checked = self._check(merged)
+        # a record read, changed and sent back holds `********` for each secret
+        merged, masked = keep_masked_node_secrets(merged, row["body"].get("workflow_nodes"))
+        checked = self._check(merged, masked)
         assert checked.workflow is not None
         stored = _with_node_ids(
             checked.workflow.model_dump(mode="json", exclude_none=True),
@@ -201,9 +207,9 @@ class Workflows:
         return [_record(r) for r in self.ws.workflows.select(where, (PERSISTENT,))]
 
     # --- rules only a store can check ---------------------------------------------------
-    def _check(self, body: Any) -> CheckedWorkflow:
+    def _check(self, body: Any, more: builtins.list[Problem] | None = None) -> CheckedWorkflow:
         checked = validate_workflow(body)
-        problems = list(checked.problems)
+        problems = [*(more or []), *checked.problems]
         workflow = checked.workflow
         if workflow is not None:
             for field, role in (("source_id", "source"), ("destination_id", "destination")):
