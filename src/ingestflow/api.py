@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import IngestflowError, NotFound, WorkflowInvalid
 
-if TYPE_CHECKING:
-    from ingestflow.spec.problems import Problem  # a type only: nothing imported at run time
+if TYPE_CHECKING:  # types only: nothing imported at run time
+    from ingestflow.spec.problems import Problem
+    from ingestflow.spec.validate import CheckedWorkflow
 
 DEFAULT_WORKSPACE = Path(".ingestflow")
 Element = dict[str, Any]
@@ -30,10 +31,12 @@ Element = dict[str, Any]
 
 @dataclass(frozen=True)
 class Workflow:
-    """A checked workflow: its body (the service's create body) and any warnings."""
+    """A checked workflow: its body (the service's create body), any warnings, and the check's
+    result (`checked`: a run builds its plan from it, not from the body again)."""
 
     body: dict[str, Any]
     warnings: tuple[str, ...] = ()
+    checked: CheckedWorkflow | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -87,7 +90,8 @@ def load_workflow(source: str | os.PathLike[str] | dict[str, Any]) -> Workflow:
     """A workflow from a JSON file (a path) or a body, checked against every rule
     (WorkflowInvalid lists every problem found, each with its JSON path; a body that is not an
     object, or a file that cannot be read, is a problem too)."""
-    from ingestflow.service.validation import check_body, load_json
+    from ingestflow.service.validation import load_json
+    from ingestflow.spec.validate import check_runnable
 
     if isinstance(source, (str, os.PathLike)):
         body, problems = load_json(Path(source))
@@ -95,8 +99,10 @@ def load_workflow(source: str | os.PathLike[str] | dict[str, Any]) -> Workflow:
             raise WorkflowInvalid(problems)
     else:
         body = source
-    warnings = check_body(body)
-    return Workflow(body, tuple(warnings))
+    checked = check_runnable(body)
+    if checked.problems:
+        raise WorkflowInvalid(checked.problems)
+    return Workflow(body, tuple(w.one_line() for w in checked.warnings), checked)
 
 
 def validate(source: Any) -> list[Problem]:
@@ -148,6 +154,7 @@ def run(
     root = Path(workspace)
     request = RunRequest(
         wf.body,
+        checked=wf.checked,
         inputs=tuple(Path(p) for p in inputs),
         output=Path(output) if output is not None else None,
         output_default=_fresh_output(root),

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingestflow.runner.plan import expand_template
-from ingestflow.spec.templates import TEMPLATES
+from ingestflow.spec.templates import TEMPLATES, expand_template
 from ingestflow.spec.validate import validate_workflow
 
 

@@ -237,7 +237,9 @@ def run_in_foreground(
     try:
         workflow = api.load_workflow(body() if callable(body) else body)
         policies = oversize_policies(on_oversize)
-        request = replace(request, body=workflow.body, on_oversize=policies)
+        request = replace(
+            request, body=workflow.body, checked=workflow.checked, on_oversize=policies
+        )
         with Display(quiet or as_json) as display, Service(workspace) as service:
             record = service.runs.run_here(request, display, workflow.warnings)
     except WorkflowInvalid as exc:

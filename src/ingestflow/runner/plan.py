@@ -15,7 +15,7 @@ from ingestflow.spec.models import WorkflowCreate
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.registry import NodeKind, stage_class
 from ingestflow.spec.rules import node_key
-from ingestflow.spec.validate import CheckedWorkflow, validate_workflow
+from ingestflow.spec.validate import CheckedWorkflow, check_runnable
 from ingestflow.stages.base import RunContext, Stage
 
 if TYPE_CHECKING:
@@ -65,31 +65,18 @@ class Plan:
         ]
 
 
-def expand_template(data: Any) -> Any:
-    """A template workflow's body with the template's nodes, as a custom workflow to run."""
-    if not isinstance(data, dict) or str(data.get("workflow_type", "")).lower() != "template":
-        return data
-    from ingestflow.spec.templates import get_template
-
-    template = get_template(str(data.get("template_id")))
-    expanded = {k: v for k, v in data.items() if k not in ("template_id", "workflow_type")}
-    return {**expanded, "workflow_type": "custom", "workflow_nodes": list(template.nodes)}
-
-
 def build_plan(
     data: Any,
     today: date | None = None,
     endpoints: dict[str, Endpoint] | None = None,
     options: dict[str, Any] | None = None,
 ) -> Plan:
-    """Validate a workflow body (templates expanded) and build its Plan; WorkflowInvalid if not."""
-    checked = validate_workflow(data, today=today)
+    """Check a workflow body (`spec.validate.check_runnable`: a template expanded) and build its
+    Plan; WorkflowInvalid if not. A front end that has checked the body already builds the plan
+    from that (`plan_from_checked`) instead of checking it again."""
+    checked = check_runnable(data, today=today)
     if not checked.valid:
-        raise WorkflowInvalid(checked.problems)
-    if checked.workflow is not None and checked.workflow.workflow_type == "template":
-        checked = validate_workflow(expand_template(data), today=today)
-        if not checked.valid:
-            raise WorkflowInvalid(checked.problems, what="template workflow")
+        raise WorkflowInvalid(checked.problems, what=checked.what)
     if endpoints is None:
         from ingestflow.providers.config import endpoints_from_env
 

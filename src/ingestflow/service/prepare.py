@@ -40,11 +40,12 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
     (`connectors`: the workspace's `service.connectors.Connectors`); RequestInvalid names the
     request's fields, WorkflowInvalid the body's paths."""
     from ingestflow.runner.executor import RunOptions
-    from ingestflow.runner.plan import build_plan
+    from ingestflow.runner.plan import build_plan, plan_from_checked
 
     r, run = request, request.execution
     inputs = list(r.inputs)
-    plan = build_plan(r.body)
+    # checked once: by the front end (its result comes with the request), or here
+    plan = plan_from_checked(r.checked) if r.checked is not None else build_plan(r.body)
     if run.executor not in EXECUTORS:
         raise request_problem(
             "execution.executor", "unknown executor", found=run.executor, allowed=list(EXECUTORS)

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ingestflow.errors import WorkflowInvalid
 from ingestflow.spec.problems import Problem
+
+if TYPE_CHECKING:
+    from ingestflow.spec.validate import CheckedWorkflow
 
 OversizePolicy = Literal["fail", "drop", "truncate"]
 #: What a vectordb destination may do with a value over its VARCHAR limit.
@@ -55,9 +58,12 @@ class RunRequest:
     stored outputs (at the first node whose settings changed, or `start_at`). `identity`: the
     local files' record ids come from it and their names, not their paths (uploads).
     `keep_deleted`: keep what left the source in the destination (`runner.deletions`);
-    `resume`: `job_id` is a job continued in place (`service.resume`)."""
+    `resume`: `job_id` is a job continued in place (`service.resume`). `checked`: the body as
+    the front end checked it (`spec.validate.check_runnable`), which the plan is built from;
+    without it the body is checked when the run is prepared."""
 
     body: Any
+    checked: CheckedWorkflow | None = field(default=None, repr=False, compare=False)
     inputs: tuple[Path, ...] = ()
     output: Path | None = None
     output_default: Path | None = None

@@ -109,20 +109,11 @@ def check_body(body: Any) -> list[str]:
 def _check_workflow(data: Any, today: date | None) -> FileCheck:
     """A workflow body against every rule; a template's nodes checked too (its id must be a
     built-in template's: they are known without a workspace)."""
-    from ingestflow.runner.plan import expand_template
-    from ingestflow.spec.templates import template_problem
-    from ingestflow.spec.validate import validate_workflow
+    from ingestflow.spec.validate import check_runnable
 
-    checked = validate_workflow(data, today=today)
-    workflow = checked.workflow
-    kind = workflow.workflow_type if workflow is not None else ""
-    if checked.valid and workflow is not None and kind == "template":
-        problem = template_problem(str(workflow.template_id))
-        if problem is not None:
-            return FileCheck("workflow", [problem], list(checked.warnings))
-        checked = validate_workflow(expand_template(data), today=today)
-    summary = ""
-    if checked.workflow is not None:
+    checked = check_runnable(data, today=today)
+    summary = ""  # said of a valid workflow only
+    if checked.workflow is not None and checked.valid:
         chain = " → ".join(_LABELS.get(n.type, n.type) for n in checked.nodes)
-        summary = kind + (f": {chain}" if chain else "")
+        summary = checked.named_type + (f": {chain}" if chain else "")
     return FileCheck("workflow", checked.problems, checked.warnings, summary)

@@ -155,3 +155,12 @@ def get_template(template_id: str) -> Template:
         raise NotFound(
             f"template {template_id!r} not found; templates: {', '.join(TEMPLATES)}"
         ) from None
+
+
+def expand_template(data: Any) -> Any:
+    """A template workflow's body with the template's nodes, as a custom workflow to run."""
+    if not isinstance(data, dict) or str(data.get("workflow_type", "")).lower() != "template":
+        return data
+    template = get_template(str(data.get("template_id")))
+    expanded = {k: v for k, v in data.items() if k not in ("template_id", "workflow_type")}
+    return {**expanded, "workflow_type": "custom", "workflow_nodes": list(template.nodes)}

@@ -27,6 +27,11 @@ class CheckedWorkflow:
     nodes: list[ParsedNode] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    #: What was checked, for messages: "workflow", or "template workflow" (its template's
+    #: nodes, expanded).
+    what: str = "workflow"
+    #: The type the body named (a template workflow is checked as the custom one it expands to).
+    named_type: str = ""
 
     @property
     def valid(self) -> bool:
@@ -66,6 +71,26 @@ def validate_workflow(data: Any, today: date | None = None) -> CheckedWorkflow:
     for rule in RULES:
         problems.extend(rule(workflow, nodes, ctx))
     return CheckedWorkflow(workflow, nodes, problems, warnings(nodes))
+
+
+def check_runnable(data: Any, today: date | None = None) -> CheckedWorkflow:
+    """A workflow body checked as it will run: every rule, and a template workflow's built-in
+    template expanded into its nodes and those checked too. What a run's plan is built from:
+    each front end checks a body once, and the plan takes the result."""
+    from ingestflow.spec.templates import expand_template, template_problem
+
+    checked = validate_workflow(data, today=today)
+    workflow = checked.workflow
+    if workflow is not None:
+        checked.named_type = workflow.workflow_type
+    if not checked.valid or workflow is None or workflow.workflow_type != "template":
+        return checked
+    problem = template_problem(str(workflow.template_id))
+    if problem is not None:
+        return CheckedWorkflow(workflow, checked.nodes, [problem], checked.warnings)
+    expanded = validate_workflow(expand_template(data), today=today)
+    expanded.what, expanded.named_type = "template workflow", "template"
+    return expanded
 
 
 def _salvage(model: type, data: Any, problems: list[Problem], index: int) -> Any:
