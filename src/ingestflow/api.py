@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.errors import IngestflowError, NotFound, WorkflowInvalid
 
 if TYPE_CHECKING:  # types only: nothing imported at run time
+    from ingestflow.service.validation import CheckedWorkflow
     from ingestflow.spec.problems import Problem
-    from ingestflow.spec.validate import CheckedWorkflow
 
 DEFAULT_WORKSPACE = Path(".ingestflow")
 Element = dict[str, Any]
@@ -90,8 +90,7 @@ def load_workflow(source: str | os.PathLike[str] | dict[str, Any]) -> Workflow:
     """A workflow from a JSON file (a path) or a body, checked against every rule
     (WorkflowInvalid lists every problem found, each with its JSON path; a body that is not an
     object, or a file that cannot be read, is a problem too)."""
-    from ingestflow.service.validation import load_json
-    from ingestflow.spec.validate import check_runnable
+    from ingestflow.service.validation import checked_body, load_json
 
     if isinstance(source, (str, os.PathLike)):
         body, problems = load_json(Path(source))
@@ -99,9 +98,7 @@ def load_workflow(source: str | os.PathLike[str] | dict[str, Any]) -> Workflow:
             raise WorkflowInvalid(problems)
     else:
         body = source
-    checked = check_runnable(body)
-    if checked.problems:
-        raise WorkflowInvalid(checked.problems)
+    checked = checked_body(body)
     return Workflow(body, tuple(w.one_line() for w in checked.warnings), checked)
 
 

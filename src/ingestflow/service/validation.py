@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingestflow.spec.problems import Problem, short
+
+if TYPE_CHECKING:
+    from ingestflow.spec.validate import CheckedWorkflow
 
 __all__ = [
     "FileCheck",
@@ -16,6 +19,7 @@ __all__ = [
     "check_body",
     "check_data",
     "check_file",
+    "checked_body",
     "load_body",
     "load_json",
     "short",
@@ -93,6 +97,18 @@ def check_data(data: Any, today: date | None = None) -> FileCheck:
         summary = f"{checked_c.connector.type} connector" if checked_c.connector else ""
         return FileCheck("connector", checked_c.problems, [], summary)
     return _check_workflow(data, today)
+
+
+def checked_body(body: Any) -> CheckedWorkflow:
+    """A workflow body checked as it will run (templates expanded): the check a run's plan is
+    built from (`RunRequest.checked`); WorkflowInvalid with every problem when it breaks one."""
+    from ingestflow.errors import WorkflowInvalid
+    from ingestflow.spec.validate import check_runnable
+
+    checked = check_runnable(body)
+    if checked.problems:
+        raise WorkflowInvalid(checked.problems)
+    return checked
 
 
 def check_body(body: Any) -> list[str]:
