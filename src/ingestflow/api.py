@@ -191,7 +191,7 @@ def _unknown_arguments(unknown: Mapping[str, Any]) -> WorkflowInvalid:
     import difflib
     import inspect
 
-    from ingestflow.spec.problems import Problem
+    from ingestflow.service.requests import request_problem
 
     known = [
         name
@@ -202,9 +202,8 @@ def _unknown_arguments(unknown: Mapping[str, Any]) -> WorkflowInvalid:
     for name in unknown:
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean `{close[0]}`?" if close else "drop it"
-        problems.append(
-            Problem(name, f"run() takes no argument `{name}`", allowed=known, hint=hint)
-        )
+        message = f"run() takes no argument `{name}`"
+        problems += request_problem(name, message, allowed=known, hint=hint).problems
     return WorkflowInvalid(problems, what="run request")
 
 
