@@ -159,7 +159,9 @@ def summary(record: dict[str, Any], settings: bool = False) -> None:
         failed = f"{printable(f['document'])}: {printable(f['error'], 1000)}"
         console.print(f"  [red]✗[/red] {escape(failed)}", highlight=False)
     if record.get("message"):
-        console.print(f"note: {printable(record['message'], 2000)}", markup=False, highlight=False)
+        # soft-wrapped: a path in the note is never cut by a line break
+        note = f"note: {printable(record['message'], 2000)}"
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
     if record.get("output_dir"):
         console.print(
             f"output: {printable(record['output_dir'], 1000)}", markup=False, highlight=False

@@ -66,6 +66,20 @@ class LocalSource(Source):
         self.exclude = [Path(p).resolve() for p in exclude or []]
         self.identity = identity
         self.skipped: list[str] = []
+        self._listed: int | None = None  # documents of the last whole listing
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the job should say about the source: that a whole listing found nothing, and
+        where (an empty folder, a folder of hidden files only: else a run says only
+        "0 of 0")."""
+        if self._listed != 0:
+            return []
+        where = ", ".join(_shown(p) for p in self.inputs) or "no input"
+        return [
+            f"no documents found in {where} (hidden files and folders are skipped): check "
+            "the --input paths"
+        ]
 
     def precheck(self) -> None:
         """Every input exists, and no two inputs give the same output name."""
@@ -135,7 +149,9 @@ class LocalSource(Source):
 
     def documents(self) -> Iterator[Document]:
         """One Document per file; content is read by the partitioner, not here."""
+        self._listed, listed = None, 0
         for path, rel in self._walk():
+            listed += 1
             if self.identity is None:
                 record_id = file_record_id(path)
             else:
@@ -154,6 +170,7 @@ class LocalSource(Source):
             yield Document(
                 id=record_id, record_id=record_id, filename=rel, path=path, data_source=data_source
             )
+        self._listed = listed
 
 
 class LocalDestination(Destination):
