@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,7 +69,9 @@ class FolderLock:
         from ingestflow import locks
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = locks.taken(self.path)
+        # twice: an attempt that opened the file just before its holder removed it (`release`)
+        # finds it unlinked and fails; the second opens the fresh one
+        self._lock = locks.taken(self.path) or locks.taken(self.path)
         if self._lock is None:
             return False
         self.path.write_text(str(os.getpid()))  # for the other run's message
@@ -82,7 +85,12 @@ class FolderLock:
             return "?"
 
     def release(self) -> None:
-        """Let go of the lock."""
+        """Let go of the lock, and remove its file: no run leaves one behind (a killed run's,
+        which no process holds, is taken over by the next run and removed at its end)."""
         if self._lock is not None:
+            # unlinked while still held, so it is this run's file that goes; a run that opened
+            # it meanwhile finds it unlinked once it gets the lock and takes a fresh one
+            with suppress(OSError):
+                self.path.unlink()
             self._lock.release()
             self._lock = None
