@@ -305,7 +305,25 @@ def _library_failure(exc: Exception, file_type: FileType, encoding: str) -> str:
             f"the text does not decode as {encoding} ({exc.reason} at byte {exc.start}); set the "
             "partitioner's encoding setting to the file's encoding (e.g. cp1252)"
         )
+    if file_type.name in ("CSV", "TSV") and type(exc).__name__ == "ParserError":
+        return _table_failure(str(exc), file_type.name)
     text = one_line(exc, where=False)
     if file_type.name == "PDF" and ("password" in text.lower() or "encrypt" in text.lower()):
         return f"encrypted PDF: {text}"
     return f"the {file_type.name} file could not be partitioned: {text}"
+
+
+def _table_failure(said: str, kind: str) -> str:
+    """One line for pandas' ParserError on a CSV or TSV: which line, how many fields its header
+    has and how many it found, and how to fix it."""
+    import re
+
+    counts = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", said)
+    if counts is None:
+        return f"the {kind} file is malformed: {' '.join(said.split())[:300]}"
+    expected, line, found = counts.groups()
+    delimiter = "a tab" if kind == "TSV" else "the delimiter"
+    return (
+        f"the {kind} file's line {line} has {found} fields where its header has {expected}: "
+        f'quote the values that hold {delimiter} ("a, b"), or fix the row'
+    )
