@@ -9,7 +9,7 @@ from ingestflow.errors import DocumentError
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage
-from tests.stages.test_partition import doc_of
+from tests.stages.test_partition import doc_of, texts
 
 
 @pytest.fixture(scope="module")
@@ -29,3 +29,29 @@ def test_a_csv_row_longer_than_its_header_is_said_in_one_line(fast: Unstructured
     ) as caught:
         fast.process(doc_of(data, "ships.csv"))
     assert "ParserError" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+TEXT = "Harbour notes\n\nThe ships came in early spring, and the harbour opened.\n"
+MAIL = (
+    "From: a@example.com\nTo: b@example.com\nSubject: Harbour\n"
+    "Date: Mon, 1 Jan 2024 10:00:00 +0000\nContent-Type: text/plain; charset=utf-8\n\n"
+    "The ships came in early spring.\n"
+)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_text_without_a_byte_order_mark_is_read(
+    fast: UnstructuredPartitionStage, encoding: str
+):
+    doc = fast.process(doc_of(TEXT.encode(encoding), "notes.txt"))
+    assert texts(doc) == "Harbour notes\nThe ships came in early spring, and the harbour opened."
+    assert any(f"read as {encoding}, detected from its bytes" in w for w in doc.warnings)
+    mail = fast.process(doc_of(MAIL.encode(encoding), "mail.eml"))
+    assert texts(mail) == "The ships came in early spring."
+    assert mail.elements[0]["metadata"]["subject"] == "Harbour"
+
+
+def test_nuls_on_both_sides_of_the_pairs_are_still_binary(fast: UnstructuredPartitionStage):
+    data = b"ab\0\0cd\0\0" * 8 + b"\0a\0b" * 8
+    with pytest.raises(DocumentError, match=r"binary content: .*\(\.txt\) but its bytes are not"):
+        fast.process(doc_of(data, "data.txt"))

@@ -62,19 +62,29 @@ class FileReader:
             raise DocumentError("empty file (0 bytes)")
         st = self.settings
         hi_res = st.strategy == "hi_res"
+        warnings: list[str] = []
+        # UTF-16 without a byte-order mark, when no encoding was set: read as what it is
+        wide = None if "encoding" in st.model_fields_set else filetypes.bomless_utf16(path)
+        encoding = wide or st.encoding
         try:
-            file_type = filetypes.classify(path, name, st.encoding, images=hi_res)
+            file_type = filetypes.classify(path, name, encoding, images=hi_res)
         except DocumentError:
             raise
         except Exception as exc:  # detection itself broke on these bytes
             raise DocumentError(
                 f"file-type detection failed: {one_line(exc, where=False)}"
             ) from exc
+        if file_type.name not in filetypes.TEXT_TYPES:  # NULs of a binary format: not text
+            wide, encoding = None, st.encoding
+        if wide and file_type.name == "EML":  # the library parses a message's bytes: as UTF-8
+            with filetypes.transcoded(path, wide, name) as copy:
+                read, notes = self.read(copy, name or path.name, True, last_modified)
+            return read, [_wide_note(wide), *notes]
         kwargs: dict[str, Any] = {
             "filename": str(path),
             "metadata_filename": name,
             "strategy": "fast",
-            "encoding": st.encoding,
+            "encoding": encoding,
             "include_page_breaks": st.include_page_breaks,
             "xml_keep_tags": st.xml_keep_tags,
             "unique_element_ids": st.unique_element_ids,
@@ -93,7 +103,8 @@ class FileReader:
             kwargs["process_attachments"] = False  # attachments follow, by this stage's rules
         paged = file_type.name == "PDF" or file_type.partitioner_shortname == "image"
         temp_time = file_mtime(path) if is_temp and not last_modified else None
-        warnings: list[str] = []
+        if wide:
+            warnings.append(_wide_note(wide))
         try:
             try:
                 if hi_res and paged:
@@ -235,6 +246,13 @@ def detect_encoding(path: Path) -> str | None:
         if "cp1252" in r.could_be_from_charset:
             return "cp1252"
     return max(tied, key=lambda r: r.coherence).encoding
+
+
+def _wide_note(encoding: str) -> str:
+    return (
+        f"the text is {encoding.upper()} without a byte-order mark; it was read as {encoding}, "
+        "detected from its bytes (set the partitioner's encoding setting to choose)"
+    )
 
 
 def _batched_nlp(
