@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.elements import Element
 from ingestflow.errors import DocumentError, one_line
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import filetypes, hires, layout_model, long_text, nlp_batch
+from ingestflow.stages import (
+    filetypes,
+    hires,
+    layout_model,
+    long_text,
+    nlp_batch,
+    office_limits,
+)
 from ingestflow.stages.partition.attachments import attachments
 from ingestflow.stages.partition.page_ranges import has_text
 
@@ -76,6 +83,8 @@ class FileReader:
             ) from exc
         if file_type.name not in filetypes.TEXT_TYPES:  # NULs of a binary format: not text
             wide, encoding = None, st.encoding
+        if file_type.name in office_limits.OFFICE_TYPES:  # a zip of XML: bounded before reading
+            office_limits.check(path, file_type.name)
         if wide and file_type.name == "EML":  # the library parses a message's bytes: as UTF-8
             with filetypes.transcoded(path, wide, name) as copy:
                 read, notes = self.read(copy, name or path.name, True, last_modified)
