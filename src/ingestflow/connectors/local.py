@@ -211,6 +211,17 @@ class LocalDestination(Destination):
         except DocumentError:
             return None
 
+    def stamp(self, doc: Document) -> str | None:
+        """The SHA-256 of the document's output file (None when there is none): another run
+        writing the same name from another source, or another workflow, changes it."""
+        import hashlib
+
+        try:
+            with self.target(doc).open("rb") as fh:
+                return hashlib.file_digest(fh, "sha256").hexdigest()
+        except (OSError, DocumentError):
+            return None
+
     def close(self) -> None:
         """Let other runs write the folder."""
         self.lock.release()

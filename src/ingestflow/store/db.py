@@ -91,6 +91,11 @@ MIGRATIONS: tuple[str, ...] = (
         error TEXT, seq INTEGER, PRIMARY KEY (job_id, record_id)
     );
     """,
+    # 7: a fingerprint of the output each document's last successful run left at the
+    # destination (an incremental run skips a document only while its output is still that)
+    """
+    ALTER TABLE file_state ADD COLUMN output_stamp TEXT;
+    """,
 )
 
 
