@@ -339,9 +339,9 @@ class Workspace:
         from ingestflow.files import write_json_atomic
 
         path = self.node_output_path(job_id, node_id, file_id)
-        write_json_atomic(path, elements)
+        write_json_atomic(path, elements, private=True)
         if notes and (notes.get("warnings") or notes.get("stats")):
-            write_json_atomic(path.with_name(f"{file_id}.notes.json"), notes)
+            write_json_atomic(path.with_name(f"{file_id}.notes.json"), notes, private=True)
 
     # --- reprocess_all: false ---------------------------------------------------------------
     def unchanged(
