@@ -74,3 +74,18 @@ def test_an_open_workspace_is_tightened_when_opened(tmp_path: Path) -> None:
     assert _open_to_others(ws) == []
     assert (ws / "uploads" / "j" / "a.txt").stat().st_mode & 0o777 == 0o600
     assert (ws / "uploads").stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_an_output_folder_in_the_workspace_is_private_too(tmp_path: Path) -> None:
+    """The Python API's default output (and a served job's) lies in the workspace."""
+    import ingestflow
+
+    docs = tmp_path / "in" / "sub"
+    docs.mkdir(parents=True)
+    (docs / "a.txt").write_text("A paragraph of text.")
+    ws = tmp_path / "ws"
+    result = ingestflow.run(FAST, [tmp_path / "in"], workspace=ws, workers=1, trace=False)
+    assert result.ok, result.job["failed_files"]
+    assert list(ws.glob("outputs/*/sub/a.txt.json"))
+    assert _open_to_others(ws) == []

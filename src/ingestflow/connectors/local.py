@@ -20,7 +20,12 @@ from ingestflow.connectors.local_walk import shown as _shown
 from ingestflow.connectors.local_walk import why as _why
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, WorkflowInvalid
-from ingestflow.files import FolderLock, remove_stale_temporaries, write_json_atomic
+from ingestflow.files import (
+    FolderLock,
+    private_folder,
+    remove_stale_temporaries,
+    write_json_atomic,
+)
 from ingestflow.spec.models import Model
 from ingestflow.spec.problems import Problem
 
@@ -179,8 +184,9 @@ class LocalDestination(Destination):
     name = "local"
     writes_a_folder = True
 
-    def __init__(self, output_dir: Path) -> None:
+    def __init__(self, output_dir: Path, private: bool = False) -> None:
         self.output_dir = Path(output_dir)
+        self.private = private  # owner-only folders and files (an output inside the workspace)
         self.lock = FolderLock(self.output_dir)
 
     def precheck(self, embedding_dimension: int | None) -> None:
@@ -189,7 +195,10 @@ class LocalDestination(Destination):
         from ingestflow.errors import ConnectorError
 
         try:
-            self.output_dir.mkdir(parents=True, exist_ok=True)
+            if self.private:
+                private_folder(self.output_dir)
+            else:
+                self.output_dir.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=self.output_dir, prefix=".probe-"):
                 pass
             locked = self.lock.acquire()
@@ -229,7 +238,7 @@ class LocalDestination(Destination):
     def for_workers(self) -> Destination | None:
         """A writer of the same folder for worker processes (which must see it at the same path:
         a shared folder on a cluster); the run holds the folder's lock."""
-        return SharedFolderWriter(self.output_dir)
+        return SharedFolderWriter(self.output_dir, self.private)
 
     def target(self, doc: Document) -> Path:
         """Where a document's elements go; never outside the output folder."""
@@ -258,7 +267,7 @@ class LocalDestination(Destination):
 
     def write(self, doc: Document) -> list[str]:
         """Write the document's elements as a JSON list, replacing any earlier file."""
-        write_json_atomic(self.target(doc), doc.elements)
+        write_json_atomic(self.target(doc), doc.elements, private=self.private)
         return []
 
 
@@ -281,7 +290,7 @@ class SharedFolderWriter(LocalDestination):
         """Nothing to release: the run holds the folder's lock."""
 
     def for_workers(self) -> Destination | None:
-        return SharedFolderWriter(self.output_dir)
+        return SharedFolderWriter(self.output_dir, self.private)
 
 
 class LocalConfig(Model):
@@ -295,6 +304,8 @@ class LocalConfig(Model):
     #: uploads: record ids from this identity and the files' names, not their paths
     identity: str | None = None
     output: Path | None = None
+    #: the output folder lies in the workspace: its folders and files are the owner's only
+    private: bool = False
 
 
 def local_source(config: LocalConfig) -> LocalSource:
@@ -306,7 +317,7 @@ def local_destination(config: LocalConfig) -> LocalDestination:
     """The LocalDestination of a config."""
     if config.output is None:
         raise ValueError("a local destination needs an output folder")
-    return LocalDestination(config.output)
+    return LocalDestination(config.output, private=config.private)
 
 
 def _identity(config: LocalConfig) -> str:
