@@ -105,3 +105,16 @@ def test_too_many_elements_at_an_ordinary_ratio_are_refused(
 def test_an_ordinary_file_is_read(fast: UnstructuredPartitionStage, tmp_path: Path, kind: str):
     doc = fast.process(doc_of(_made(tmp_path, kind)))
     assert texts(doc)
+
+
+def test_a_blank_picture_that_packs_well_is_no_bomb(
+    fast: UnstructuredPartitionStage, tmp_path: Path
+):
+    """Media parts are bounded by the total only: a blank bitmap packs a thousand times."""
+    source = _made(tmp_path, "docx")
+    picture = tmp_path / "picture.docx"
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(picture, "w", zipfile.ZIP_DEFLATED) as new:
+        for item in old.infolist():
+            new.writestr(item.filename, old.read(item))
+        new.writestr("word/media/blank.bmp", b"\xff" * 4_000_000)
+    assert "harbour" in texts(fast.process(doc_of(picture)))
