@@ -30,7 +30,7 @@ def test_jobs_show_escapes_control_characters_of_file_names(tmp_path: Path) -> N
     job = json.loads(runner.invoke(app, ["jobs", "list", "--json", *ws]).stdout)[0]["id"]
     shown = runner.invoke(app, ["jobs", "show", job, *ws])
     assert shown.exit_code == 0, shown.output
-    for output in (ran.stdout, shown.stdout):
+    for output in (ran.output, shown.output):  # the progress lines (stderr) too
         assert not any(c in output for c in CONTROLS), repr(output)
         assert "bad\\x1b[2J[bold]x.pdf" in output  # neither a terminal code nor markup
     assert "ok\\rforged\\x07.txt" in shown.stdout
