@@ -51,7 +51,11 @@ def test_utf16_text_without_a_byte_order_mark_is_read(
     assert mail.elements[0]["metadata"]["subject"] == "Harbour"
 
 
-def test_nuls_on_both_sides_of_the_pairs_are_still_binary(fast: UnstructuredPartitionStage):
-    data = b"ab\0\0cd\0\0" * 8 + b"\0a\0b" * 8
+@pytest.mark.parametrize(
+    "data",
+    [b"ab\0\0cd\0\0" * 8 + b"\0a\0b" * 8, b"x" * 10 + b"\0" + b"y" * 9],
+    ids=["both-sides", "a-stray-nul"],
+)
+def test_nuls_that_are_not_utf16_are_still_binary(fast: UnstructuredPartitionStage, data: bytes):
     with pytest.raises(DocumentError, match=r"binary content: .*\(\.txt\) but its bytes are not"):
         fast.process(doc_of(data, "data.txt"))

@@ -132,15 +132,16 @@ def classify(path: Path, name: str | None, encoding: str, images: bool = False) 
 
 def bomless_utf16(path: Path) -> str | None:
     """`utf-16-le` or `utf-16-be` when the file is UTF-16 text without a byte-order mark (NUL
-    bytes on one side of each pair only, and the start decodes to printable text), else None:
-    such a file would otherwise look binary, or decode as UTF-8 with a NUL between letters."""
+    bytes on one side of the pairs only, in at least half of them, as Latin-script text has,
+    and the start decodes to printable text), else None: such a file would otherwise look
+    binary, or decode as UTF-8 with a NUL between letters."""
     with path.open("rb") as fh:
         head = fh.read(_HEAD)
     head = head[: len(head) // 2 * 2]
     if len(head) < 2 or head.startswith(_WIDE_BOMS) or b"\0" not in head:
         return None
     even, odd = head[0::2].count(0), head[1::2].count(0)
-    if even and odd:  # NULs on both sides of the pairs: binary, or UTF-32
+    if (even and odd) or 2 * max(even, odd) < len(head) // 2:  # binary, UTF-32, a stray NUL
         return None
     encoding = "utf-16-le" if odd else "utf-16-be"
     return encoding if _printable(head, encoding, whole=False) else None
