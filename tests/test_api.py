@@ -122,3 +122,12 @@ def test_the_readme_snippet_runs(tmp_path: Path) -> None:
         ingestflow.run_node(wf, "Nope", chunks)
     with pytest.raises(ingestflow.WorkflowInvalid, match="runs on a file"):
         ingestflow.run_node(wf, "Partitioner", chunks)
+
+
+def test_a_wrong_argument_is_named_not_a_type_error(tmp_path: Path) -> None:
+    """The README promises WorkflowInvalid naming a wrong argument of `run` (issue 37, 21)."""
+    wf = ingestflow.load_workflow(WORKFLOW)
+    with pytest.raises(ingestflow.WorkflowInvalid, match="takes no argument `worker`") as caught:
+        ingestflow.run(wf, [tmp_path], workspace=tmp_path / "ws", worker=2)
+    assert "did you mean `workers`?" in str(caught.value)
+    assert not (tmp_path / "ws").exists()  # refused before anything was made

@@ -133,6 +133,7 @@ def run(
     doc_timeout: float | None = 1800.0,
     keep_deleted: bool = False,
     progress: Callable[[Any], None] | None = None,
+    **unknown: Any,
 ) -> RunResult:
     """Run a workflow over files and folders (or its source connector) in this process, as a
     job of `workspace`. Traced by default, so each node's output can be read back
@@ -147,6 +148,8 @@ def run(
     from ingestflow.service import Service
     from ingestflow.service.requests import ExecutionOptions, RequestInvalid, RunRequest, relabel
 
+    if unknown:
+        raise _unknown_arguments(unknown)
     wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     root = Path(workspace)
     request = RunRequest(
@@ -184,6 +187,28 @@ ARGUMENTS = {
     "execution.ray_shared_fs": "ray_shared_fs",
     "execution.doc_timeout": "doc_timeout",
 }
+
+
+def _unknown_arguments(unknown: Mapping[str, Any]) -> WorkflowInvalid:
+    """WorkflowInvalid naming each keyword argument `run` does not take, with the closest it
+    does (a typo such as `worker=2` is said, not a bare TypeError)."""
+    import difflib
+    import inspect
+
+    from ingestflow.service.requests import request_problem
+
+    known = [
+        name
+        for name, parameter in inspect.signature(run).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    problems = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean `{close[0]}`?" if close else "drop it"
+        message = f"run() takes no argument `{name}`"
+        problems += request_problem(name, message, allowed=known, hint=hint).problems
+    return WorkflowInvalid(problems, what="run request")
 
 
 def run_node(

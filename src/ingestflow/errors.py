@@ -96,6 +96,15 @@ OUT_OF_MEMORY = (
 )
 
 
+def printable(text: str, limit: int = 300) -> str:
+    """`text` on one line and harmless on a terminal or in a log: each character that is not
+    printable (a CR that rewrites the line, a BEL, an escape sequence, a newline that would forge
+    a line) written as its escape (`\\r`, `\\x07`), bounded to `limit` characters. For names
+    that come from outside: file names, request paths."""
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
 def one_line(exc: BaseException, where: bool = True, limit: int = 500) -> str:
     """One line that says what went wrong: the message of an ingestflow error; for anything
     else its class, message and (`where`) the file and line that raised it, never a whole

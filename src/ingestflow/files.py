@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,11 +24,45 @@ def _mode() -> int:
     return 0o666 & ~mask
 
 
+def private_folder(path: Path) -> Path:
+    """`path` as a folder, it and the parents this makes owner-only (0700): a workspace's
+    uploads and node outputs are its owner's alone."""
+    missing = []
+    folder = Path(path)
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)  # mkdir(parents=True) ignores the mode
+    return path
+
+
+def make_private(root: Path) -> None:
+    """Make a workspace folder its owner's only: the folder 0700, and, when it was open to
+    others (a workspace made by an earlier version), everything in it too (folders 0700, files
+    0600; symlinks left alone). A folder this user does not own is left as it is."""
+    try:
+        if not root.stat().st_mode & 0o077:
+            return
+        root.chmod(0o700)
+    except OSError:
+        return
+    for folder, dirs, files in os.walk(root):
+        for name, mode in [*((d, 0o700) for d in dirs), *((f, 0o600) for f in files)]:
+            path = os.path.join(folder, name)
+            with suppress(OSError):
+                if not os.path.islink(path) and os.stat(path).st_mode & 0o077:
+                    os.chmod(path, mode)
+
+
 def write_json_atomic(target: Path, payload: object, private: bool = False) -> None:
     """Write JSON to a temporary file beside `target`, then rename it over `target`: a reader
     sees the old file or the new one, never half of one. The file follows the umask, unless
-    `private` (owner only)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    `private` (owner only, and so are the folders it makes)."""
+    if private:
+        private_folder(target.parent)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX)
     try:
         os.fchmod(fd, 0o600 if private else _mode())
@@ -68,7 +103,9 @@ class FolderLock:
         from ingestflow import locks
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = locks.taken(self.path)
+        # twice: an attempt that opened the file just before its holder removed it (`release`)
+        # finds it unlinked and fails; the second opens the fresh one
+        self._lock = locks.taken(self.path) or locks.taken(self.path)
         if self._lock is None:
             return False
         self.path.write_text(str(os.getpid()))  # for the other run's message
@@ -82,7 +119,12 @@ class FolderLock:
             return "?"
 
     def release(self) -> None:
-        """Let go of the lock."""
+        """Let go of the lock, and remove its file: no run leaves one behind (a killed run's,
+        which no process holds, is taken over by the next run and removed at its end)."""
         if self._lock is not None:
+            # unlinked while still held, so it is this run's file that goes; a run that opened
+            # it meanwhile finds it unlinked once it gets the lock and takes a fresh one
+            with suppress(OSError):
+                self.path.unlink()
             self._lock.release()
             self._lock = None

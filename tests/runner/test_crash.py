@@ -159,6 +159,30 @@ def test_one_run_at_a_time_per_output_folder_and_leftovers_cleaned(tmp_path: Pat
     assert (out / "a.txt.json").stat().st_mode & 0o777 == 0o644
 
 
+def test_the_lock_file_goes_at_the_end_and_a_dead_runs_is_taken_over(tmp_path: Path) -> None:
+    """No `.ingestflow.lock` is left in an output folder after a run; one a killed run left
+    (its pid dead, no process holding it) is taken over, then removed (issue 37, 22)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Hello there.")
+    out = tmp_path / "out"
+    lock = out / FolderLock.NAME
+    first = _run(tmp_path, folder, out)
+    assert first.exit_code == 0, first.output
+    assert not lock.exists()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout.strip()
+    lock.write_text(dead)  # what a killed run leaves: its pid, and no process holding it
+    again = _run(tmp_path, folder, out, "--no-cache")
+    assert again.exit_code == 0, again.output
+    assert not lock.exists()
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt.json"]
+
+
 def test_unchanged_means_unchanged_at_the_destination_too(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

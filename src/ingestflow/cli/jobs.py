@@ -75,16 +75,20 @@ def jobs_show(
     if as_json:
         echo_json(record)
         return
+    from ingestflow.errors import printable
+
     summary(record, settings=True)
+    # a file's name (and so its error) may hold a CR, a BEL or an escape sequence: escaped
     for f in record["files"]:
         mark = {"SUCCESS": "✓", "FAILED": "✗", "SKIPPED": "="}[f["status"]]
-        detail = f["error"] or f"{f['elements']} elements"
-        typer.echo(f"  {mark} {f['file_id'][:8]}  {f['filename']}  {detail}")
+        detail = printable(f["error"], 1000) if f["error"] else f"{f['elements']} elements"
+        typer.echo(f"  {mark} {f['file_id'][:8]}  {printable(f['filename'])}  {detail}")
         for warning in f["warnings"]:
-            typer.echo(f"      ! {warning}")
+            typer.echo(f"      ! {printable(warning, 1000)}")
     for d in record.get("deleted_files") or []:  # left the source: output removed
         mark, detail = ("-", "removed (left the source)") if not d["error"] else ("✗", d["error"])
-        typer.echo(f"  {mark} {d['record_id'][:8]}  {d['filename']}  {detail}")
+        name = printable(d["filename"])
+        typer.echo(f"  {mark} {printable(d['record_id'][:8])}  {name}  {printable(detail, 1000)}")
 
 
 @jobs_app.command("download")

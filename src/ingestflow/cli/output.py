@@ -104,7 +104,10 @@ def summary(record: dict[str, Any], settings: bool = False) -> None:
     """Per-node counts, elements, time, and the outcome (stdout). With `settings`, each node's
     settings (secrets masked) too."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+
+    from ingestflow.errors import printable
 
     console = Console(width=min(100, Console().width))
     table = Table(
@@ -152,10 +155,15 @@ def summary(record: dict[str, Any], settings: bool = False) -> None:
         f"{len(record['failed_files'])} failed, {skipped} skipped (unchanged){left}"
         + (f", {record['deleted']} removed (left the source)" if record.get("deleted") else "")
     )
-    for f in record["failed_files"]:
-        console.print(f"  [red]✗[/red] {f['document']}: {f['error']}", highlight=False)
+    for f in record["failed_files"]:  # names and errors escaped: no control code, no markup
+        failed = f"{printable(f['document'])}: {printable(f['error'], 1000)}"
+        console.print(f"  [red]✗[/red] {escape(failed)}", highlight=False)
     if record.get("message"):
-        console.print(f"note: {record['message']}", markup=False, highlight=False)
+        # soft-wrapped: a path in the note is never cut by a line break
+        note = f"note: {printable(record['message'], 2000)}"
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
     if record.get("output_dir"):
-        console.print(f"output: {record['output_dir']}", highlight=False)
+        console.print(
+            f"output: {printable(record['output_dir'], 1000)}", markup=False, highlight=False
+        )
     console.print(f"details: ingestflow jobs show {record['id']}", highlight=False)

@@ -10,6 +10,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from ingestflow.errors import printable
 from ingestflow.service.progress import (
     DocumentFailed,
     Event,
@@ -87,7 +88,8 @@ class Display:
             self._say("stopping after the documents in progress (Ctrl-C again to stop now)")
         elif isinstance(event, DocumentFailed) and self.mode != "off":
             result = event.result
-            self._say(f"✗ {result.filename}: {result.error}")
+            # a file name may hold a CR or an escape sequence: escaped, as `jobs show` does
+            self._say(f"✗ {printable(result.filename)}: {printable(result.error or '', 1000)}")
         if self.mode == "rich":
             state = self.state
             self.progress.update(

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ingestflow.cli.app import DEFAULT_WORKSPACE, WorkspaceOpt, app
+from ingestflow.cli.spread import SpreadInputs
 from ingestflow.service.requests import (
     OVERSIZE_POLICIES,
     ExecutionOptions,
@@ -20,7 +21,10 @@ from ingestflow.service.requests import (
 Inputs = Annotated[
     list[Path] | None,
     typer.Option(
-        "--input", "-i", metavar="PATH", help="A file or folder (recursive); repeat for more."
+        "--input",
+        "-i",
+        metavar="PATH",
+        help="Files or folders (recursive): `-i a b` or `-i a -i b`.",
     ),
 ]
 Output = Annotated[
@@ -123,7 +127,7 @@ KeepDeleted = Annotated[
 ]
 
 
-@app.command()
+@app.command(cls=SpreadInputs)
 def run(
     workflow: Annotated[Path, typer.Argument(help="Workflow JSON file.")],
     inputs: Inputs = None,

@@ -10,6 +10,7 @@ import typer
 from ingestflow.cli.app import DEFAULT_WORKSPACE, JsonOpt, WorkspaceOpt, group
 from ingestflow.cli.output import echo_json, failing_cleanly
 from ingestflow.cli.run import AsJson, Inputs, OnOversize, Output, Quiet, Trace, Workers
+from ingestflow.cli.spread import SpreadInputs
 
 workflows_app = group("workflows", "Stored workflows: create, list, update, delete, run.")
 RefArg = Annotated[str, typer.Argument(help="Workflow id, id prefix or name.")]
@@ -78,7 +79,7 @@ def delete(ref: RefArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
     typer.echo(f"deleted {answer['id']}")
 
 
-@workflows_app.command("run")
+@workflows_app.command("run", cls=SpreadInputs)
 def run(
     ref: RefArg,
     inputs: Inputs = None,

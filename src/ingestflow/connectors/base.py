@@ -86,5 +86,11 @@ class Destination:
         document only when it does); None when it cannot tell."""
         return None
 
+    def stamp(self, doc: Document) -> str | None:
+        """A fingerprint of the document's output as the destination holds it now (recorded
+        after a write; a run skips an unchanged document only while it is the same, so an
+        output another run rewrote is written again); None when it cannot tell."""
+        return None
+
     def close(self) -> None:
         """Flush and release connections."""

@@ -22,7 +22,12 @@ from ingestflow.connectors.local_walk import shown as _shown
 from ingestflow.connectors.local_walk import why as _why
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, WorkflowInvalid
-from ingestflow.files import FolderLock, remove_stale_temporaries, write_json_atomic
+from ingestflow.files import (
+    FolderLock,
+    private_folder,
+    remove_stale_temporaries,
+    write_json_atomic,
+)
 from ingestflow.spec.models import Model
 from ingestflow.spec.problems import Problem
 
@@ -68,6 +73,20 @@ class LocalSource(Source):
         self.exclude = [Path(p).resolve() for p in exclude or []]
         self.identity = identity
         self.skipped: list[str] = []
+        self._listed: int | None = None  # documents of the last whole listing
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the job should say about the source: that a whole listing found nothing, and
+        where (an empty folder, a folder of hidden files only: else a run says only
+        "0 of 0")."""
+        if self._listed != 0:
+            return []
+        where = ", ".join(_shown(p) for p in self.inputs) or "no input"
+        return [
+            f"no documents found in {where} (hidden files and folders are skipped): check "
+            "the --input paths"
+        ]
 
     def precheck(self) -> None:
         """Every input exists, and no two inputs give the same output name."""
@@ -137,7 +156,9 @@ class LocalSource(Source):
 
     def documents(self) -> Iterator[Document]:
         """One Document per file; content is read by the partitioner, not here."""
+        self._listed, listed = None, 0
         for path, rel in self._walk():
+            listed += 1
             if self.identity is None:
                 record_id = file_record_id(path)
             else:
@@ -152,6 +173,7 @@ class LocalSource(Source):
             yield Document(
                 id=record_id, record_id=record_id, filename=rel, path=path, data_source=data_source
             )
+        self._listed = listed
 
     def _data_source(self, path: Path, rel: str) -> dict[str, Any]:
         """Where a document came from: its file's path, or for an upload (a source with an
@@ -178,8 +200,9 @@ class LocalDestination(Destination):
     name = "local"
     writes_a_folder = True
 
-    def __init__(self, output_dir: Path) -> None:
+    def __init__(self, output_dir: Path, private: bool = False) -> None:
         self.output_dir = Path(output_dir)
+        self.private = private  # owner-only folders and files (an output inside the workspace)
         self.lock = FolderLock(self.output_dir)
 
     def precheck(self, embedding_dimension: int | None) -> None:
@@ -188,7 +211,10 @@ class LocalDestination(Destination):
         from ingestflow.errors import ConnectorError
 
         try:
-            self.output_dir.mkdir(parents=True, exist_ok=True)
+            if self.private:
+                private_folder(self.output_dir)
+            else:
+                self.output_dir.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=self.output_dir, prefix=".probe-"):
                 pass
             locked = self.lock.acquire()
@@ -210,6 +236,17 @@ class LocalDestination(Destination):
         except DocumentError:
             return None
 
+    def stamp(self, doc: Document) -> str | None:
+        """The SHA-256 of the document's output file (None when there is none): another run
+        writing the same name from another source, or another workflow, changes it."""
+        import hashlib
+
+        try:
+            with self.target(doc).open("rb") as fh:
+                return hashlib.file_digest(fh, "sha256").hexdigest()
+        except (OSError, DocumentError):
+            return None
+
     def close(self) -> None:
         """Let other runs write the folder."""
         self.lock.release()
@@ -217,7 +254,7 @@ class LocalDestination(Destination):
     def for_workers(self) -> Destination | None:
         """A writer of the same folder for worker processes (which must see it at the same path:
         a shared folder on a cluster); the run holds the folder's lock."""
-        return SharedFolderWriter(self.output_dir)
+        return SharedFolderWriter(self.output_dir, self.private)
 
     def target(self, doc: Document) -> Path:
         """Where a document's elements go; never outside the output folder."""
@@ -246,7 +283,7 @@ class LocalDestination(Destination):
 
     def write(self, doc: Document) -> list[str]:
         """Write the document's elements as a JSON list, replacing any earlier file."""
-        write_json_atomic(self.target(doc), doc.elements)
+        write_json_atomic(self.target(doc), doc.elements, private=self.private)
         return []
 
 
@@ -269,7 +306,7 @@ class SharedFolderWriter(LocalDestination):
         """Nothing to release: the run holds the folder's lock."""
 
     def for_workers(self) -> Destination | None:
-        return SharedFolderWriter(self.output_dir)
+        return SharedFolderWriter(self.output_dir, self.private)
 
 
 class LocalConfig(Model):
@@ -283,6 +320,8 @@ class LocalConfig(Model):
     #: uploads: record ids from this identity and the files' names, not their paths
     identity: str | None = None
     output: Path | None = None
+    #: the output folder lies in the workspace: its folders and files are the owner's only
+    private: bool = False
 
 
 def local_source(config: LocalConfig) -> LocalSource:
@@ -294,7 +333,7 @@ def local_destination(config: LocalConfig) -> LocalDestination:
     """The LocalDestination of a config."""
     if config.output is None:
         raise ValueError("a local destination needs an output folder")
-    return LocalDestination(config.output)
+    return LocalDestination(config.output, private=config.private)
 
 
 def _identity(config: LocalConfig) -> str:

@@ -105,6 +105,16 @@ class Admission:
         for docs in bounded_batches(sized, self.batch_docs, self.opts.batch_bytes):
             yield Batch(tuple(docs), start, len(docs) == 1 and id(docs[0]) in dominant)
 
+    def _still_there(self, doc: Document) -> bool:
+        """True when the destination still holds what this document's last run left there: the
+        output is there (or the destination cannot tell), and its fingerprint, when one was
+        recorded, is the same (an output another run rewrote from another source or workflow
+        is not this document's)."""
+        if self.destination.has(doc) is False:
+            return False
+        recorded = self.job.ws.output_stamp(self.job.workflow_key, doc.record_id)
+        return recorded is None or self.destination.stamp(doc) == recorded
+
     def _unchanged(self, doc: Document) -> bool:
         try:
             doc.version = doc.version or doc.content_hash()
@@ -113,7 +123,7 @@ class Admission:
         job = self.job
         if job.ws.unchanged(
             job.workflow_key, doc.record_id, doc.version, job.settings_hash
-        ) and self.destination.has(doc) in (True, None):
+        ) and self._still_there(doc):
             job.record(
                 FileResult(
                     doc.id, doc.filename, "SKIPPED", error="unchanged since its last successful run"

@@ -236,7 +236,14 @@ class Job:
                 self.settings_hash,
                 self.job_id,
                 where,
+                self._stamp(doc),
             )
+
+    def _stamp(self, doc: Document) -> str | None:
+        try:
+            return self.destination.stamp(doc)
+        except Exception:  # a fingerprint is a check for later runs: never fails the document
+            return None
 
     def record(self, result: FileResult) -> None:
         """Record one document's result in the job."""

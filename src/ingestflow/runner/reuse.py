@@ -122,7 +122,8 @@ class NodeCache:
 
     def put(self, key: str, elements: list[Element], notes: dict[str, Any] | None = None) -> None:
         """Store an output and the document's notes (written whole or not at all)."""
-        write_json_atomic(self._path(key), {"elements": elements, "notes": notes or {}})
+        entry = {"elements": elements, "notes": notes or {}}
+        write_json_atomic(self._path(key), entry, private=True)  # in the workspace: owner only
 
     def files(self) -> Iterator[Path]:
         """Every stored output file."""

@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ingestflow.errors import printable
+
 log = logging.getLogger("ingestflow.server.access")
 
 
@@ -45,15 +47,8 @@ class AccessLog:
             # no status sent: the app failed before answering, and the server answers 500
             code = status[0] if status else 500
             self.write(
-                f"{_printable(scope['method'])} {_printable(scope['path'])} {code} {took:.1f} ms"
+                f"{printable(scope['method'])} {printable(scope['path'])} {code} {took:.1f} ms"
             )
-
-
-def _printable(text: str, limit: int = 300) -> str:
-    """`text` on one line (a decoded path may hold a newline that would forge a log line),
-    bounded."""
-    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def to_stderr(line: str) -> None:

@@ -88,7 +88,9 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
                 "`on_oversize` applies to a vectordb destination; this run writes local files",
             )
         output = output or Path("output")
-        checked = connectors.local("destination", output=output)
+        # an output in the workspace (a served job's, the Python API's default) is private too
+        inside = output.resolve().is_relative_to(ws.root.resolve())
+        checked = connectors.local("destination", output=output, private=inside)
         destination = connectors.build(checked)
         destination_key = checked.entry.identity(checked.config)
         output_dir = str(output.resolve())

@@ -10,7 +10,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-from ingestflow.errors import EnvironmentProblem
+from ingestflow.errors import EnvironmentProblem, printable
 from ingestflow.runner.events import (
     ChunksEmbedded,
     DocumentFailed,
@@ -102,9 +102,10 @@ class ProgressState:
             case DocumentsFound(tally=tally):
                 self.tally = tally
             case PagesPartitioned(filename=name, done=done, total=total, unit=unit):
-                self._now("partitioning", f"partitioning {name}: {done} of {total} {unit}")
+                shown = printable(name)  # no control character of a file name reaches a screen
+                self._now("partitioning", f"partitioning {shown}: {done} of {total} {unit}")
             case ChunksEmbedded(filename=name, done=done, total=total):
-                self._now("embedding", f"embedding {name}: {done} of {total} chunks")
+                self._now("embedding", f"embedding {printable(name)}: {done} of {total} chunks")
             case (
                 DocumentWritten(tally=tally)
                 | DocumentFailed(tally=tally)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from ingestflow.errors import TooLarge
+from ingestflow.files import private_folder
 from ingestflow.service.requests import request_problem
 
 _CHUNK = 1 << 20
@@ -51,9 +52,10 @@ def store_uploads(root: Path, job_id: str, uploads: list[Upload], limits: Upload
     names = _upload_names(uploads)
     folder = root / "uploads" / job_id
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)  # the workspace's own: its owner's only
         for upload, name in zip(uploads, names, strict=True):
             _copy_bounded(upload, folder / name, limits.max_file_bytes)
+            (folder / name).chmod(0o600)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ingestflow.errors import NotFound
+from ingestflow.files import make_private
 from ingestflow.store import integrity
 
 DB_NAME = "ingestflow.db"
@@ -91,6 +92,11 @@ MIGRATIONS: tuple[str, ...] = (
         error TEXT, seq INTEGER, PRIMARY KEY (job_id, record_id)
     );
     """,
+    # 7: a fingerprint of the output each document's last successful run left at the
+    # destination (an incremental run skips a document only while its output is still that)
+    """
+    ALTER TABLE file_state ADD COLUMN output_stamp TEXT;
+    """,
 )
 
 
@@ -112,6 +118,7 @@ def connect_db(root: Path, create: bool = True, check: bool = True) -> sqlite3.C
             raise NotFound(f"no workspace at {root} (nothing has been stored or run there yet)")
         root.mkdir(parents=True, exist_ok=True)
         _create(path)
+    make_private(root)  # uploads, node outputs, Milvus Lite files: its owner's only
     integrity.check_file(path)
     if path.stat().st_mode & 0o077:
         path.chmod(0o600)

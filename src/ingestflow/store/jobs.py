@@ -339,9 +339,9 @@ class Workspace:
         from ingestflow.files import write_json_atomic
 
         path = self.node_output_path(job_id, node_id, file_id)
-        write_json_atomic(path, elements)
+        write_json_atomic(path, elements, private=True)
         if notes and (notes.get("warnings") or notes.get("stats")):
-            write_json_atomic(path.with_name(f"{file_id}.notes.json"), notes)
+            write_json_atomic(path.with_name(f"{file_id}.notes.json"), notes, private=True)
 
     # --- reprocess_all: false ---------------------------------------------------------------
     def unchanged(
@@ -363,12 +363,24 @@ class Workspace:
         settings_hash: str,
         job_id: str,
         where: tuple[str | None, str | None, str | None] = (None, None, None),
+        stamp: str | None = None,
     ) -> None:
         """Remember a document's successful run; `where`: its file name, and the source and
-        destination it came from and went to (what `runner.deletions` needs to remove it)."""
+        destination it came from and went to (what `runner.deletions` needs to remove it);
+        `stamp`: the fingerprint of the output it left there (`Destination.stamp`)."""
         self.db.execute(
             "INSERT OR REPLACE INTO file_state (workflow_key, record_id, content_hash, "
-            "settings_hash, job_id, updated_at, filename, source_key, destination_key) "
-            "VALUES (?,?,?,?,?,?,?,?,?)",
-            (workflow_key, record_id, content_hash, settings_hash, job_id, now(), *where),
+            "settings_hash, job_id, updated_at, filename, source_key, destination_key, "
+            "output_stamp) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (workflow_key, record_id, content_hash, settings_hash, job_id, now(), *where, stamp),
         )
+
+    def output_stamp(self, workflow_key: str, record_id: str) -> str | None:
+        """The fingerprint of the output the document's last successful run left at the
+        destination; None when none was recorded (a destination that cannot tell, or a run of
+        a version before stamps)."""
+        row = self.db.execute(
+            "SELECT output_stamp FROM file_state WHERE workflow_key = ? AND record_id = ?",
+            (workflow_key, record_id),
+        ).fetchone()
+        return None if row is None else row[0]

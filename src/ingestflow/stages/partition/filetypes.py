@@ -130,6 +130,37 @@ def classify(path: Path, name: str | None, encoding: str, images: bool = False) 
     return file_type
 
 
+def bomless_utf16(path: Path) -> str | None:
+    """`utf-16-le` or `utf-16-be` when the file is UTF-16 text without a byte-order mark (NUL
+    bytes on one side of the pairs only, in at least half of them, as Latin-script text has,
+    and the start decodes to printable text), else None: such a file would otherwise look
+    binary, or decode as UTF-8 with a NUL between letters."""
+    with path.open("rb") as fh:
+        head = fh.read(_HEAD)
+    head = head[: len(head) // 2 * 2]
+    if len(head) < 2 or head.startswith(_WIDE_BOMS) or b"\0" not in head:
+        return None
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    if (even and odd) or 2 * max(even, odd) < len(head) // 2:  # binary, UTF-32, a stray NUL
+        return None
+    encoding = "utf-16-le" if odd else "utf-16-be"
+    return encoding if _printable(head, encoding, whole=False) else None
+
+
+@contextmanager
+def transcoded(path: Path, encoding: str, name: str | None) -> Iterator[Path]:
+    """The text of `path`, in `encoding`, as a UTF-8 temporary copy named like `name` (or the
+    file); DocumentError when it does not decode."""
+    try:
+        text = path.read_bytes().decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DocumentError(
+            f"the text does not decode as {encoding} ({exc.reason} at byte {exc.start})"
+        ) from None
+    with temp_copy(text.encode("utf-8"), name or path.name) as copy:
+        yield copy
+
+
 def _binary_mime(path: Path, encoding: str) -> str | None:
     """libmagic's MIME type when the bytes are binary (NUL bytes outside UTF-16/32, or libmagic
     sees no text and the bytes are not printable text in `encoding`), else None."""
@@ -138,7 +169,7 @@ def _binary_mime(path: Path, encoding: str) -> str | None:
     mime = libmagic_mime(path)
     wide = encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32", "utf16", "utf32"))
     if b"\0" in head and not wide and not head.startswith(_WIDE_BOMS):
-        return mime
+        return None if bomless_utf16(path) else mime
     if mime.partition("/")[0] in ("image", "audio", "video"):
         return mime
     # libmagic calls any 1-byte file octet-stream ("very short file"): `x` is text all the same

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.elements import Element
 from ingestflow.errors import DocumentError, one_line
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages.partition import filetypes, hires, long_text, nlp_batch
+from ingestflow.stages.partition import filetypes, hires, long_text, nlp_batch, office_limits
 from ingestflow.stages.partition.attachments import attachments
 from ingestflow.stages.partition.hires import layout_model
 from ingestflow.stages.partition.page_ranges import has_text
@@ -63,19 +63,31 @@ class FileReader:
             raise DocumentError("empty file (0 bytes)")
         st = self.settings
         hi_res = st.strategy == "hi_res"
+        warnings: list[str] = []
+        # UTF-16 without a byte-order mark, when no encoding was set: read as what it is
+        wide = None if "encoding" in st.model_fields_set else filetypes.bomless_utf16(path)
+        encoding = wide or st.encoding
         try:
-            file_type = filetypes.classify(path, name, st.encoding, images=hi_res)
+            file_type = filetypes.classify(path, name, encoding, images=hi_res)
         except DocumentError:
             raise
         except Exception as exc:  # detection itself broke on these bytes
             raise DocumentError(
                 f"file-type detection failed: {one_line(exc, where=False)}"
             ) from exc
+        if file_type.name not in filetypes.TEXT_TYPES:  # NULs of a binary format: not text
+            wide, encoding = None, st.encoding
+        if file_type.name in office_limits.OFFICE_TYPES:  # a zip of XML: bounded before reading
+            office_limits.check(path, file_type.name)
+        if wide and file_type.name == "EML":  # the library parses a message's bytes: as UTF-8
+            with filetypes.transcoded(path, wide, name) as copy:
+                read, notes = self.read(copy, name or path.name, True, last_modified)
+            return read, [_wide_note(wide), *notes]
         kwargs: dict[str, Any] = {
             "filename": str(path),
             "metadata_filename": name,
             "strategy": "fast",
-            "encoding": st.encoding,
+            "encoding": encoding,
             "include_page_breaks": st.include_page_breaks,
             "xml_keep_tags": st.xml_keep_tags,
             "unique_element_ids": st.unique_element_ids,
@@ -94,7 +106,8 @@ class FileReader:
             kwargs["process_attachments"] = False  # attachments follow, by this stage's rules
         paged = file_type.name == "PDF" or file_type.partitioner_shortname == "image"
         temp_time = file_mtime(path) if is_temp and not last_modified else None
-        warnings: list[str] = []
+        if wide:
+            warnings.append(_wide_note(wide))
         try:
             try:
                 if hi_res and paged:
@@ -238,6 +251,13 @@ def detect_encoding(path: Path) -> str | None:
     return max(tied, key=lambda r: r.coherence).encoding
 
 
+def _wide_note(encoding: str) -> str:
+    return (
+        f"the text is {encoding.upper()} without a byte-order mark; it was read as {encoding}, "
+        "detected from its bytes (set the partitioner's encoding setting to choose)"
+    )
+
+
 def _batched_nlp(
     path: Path, type_name: str, kwargs: dict[str, Any], partition: Callable[..., Any]
 ) -> Any:
@@ -306,7 +326,25 @@ def _library_failure(exc: Exception, file_type: FileType, encoding: str) -> str:
             f"the text does not decode as {encoding} ({exc.reason} at byte {exc.start}); set the "
             "partitioner's encoding setting to the file's encoding (e.g. cp1252)"
         )
+    if file_type.name in ("CSV", "TSV") and type(exc).__name__ == "ParserError":
+        return _table_failure(str(exc), file_type.name)
     text = one_line(exc, where=False)
     if file_type.name == "PDF" and ("password" in text.lower() or "encrypt" in text.lower()):
         return f"encrypted PDF: {text}"
     return f"the {file_type.name} file could not be partitioned: {text}"
+
+
+def _table_failure(said: str, kind: str) -> str:
+    """One line for pandas' ParserError on a CSV or TSV: which line, how many fields its header
+    has and how many it found, and how to fix it."""
+    import re
+
+    counts = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", said)
+    if counts is None:
+        return f"the {kind} file is malformed: {' '.join(said.split())[:300]}"
+    expected, line, found = counts.groups()
+    delimiter = "a tab" if kind == "TSV" else "the delimiter"
+    return (
+        f"the {kind} file's line {line} has {found} fields where its header has {expected}: "
+        f'quote the values that hold {delimiter} ("a, b"), or fix the row'
+    )
