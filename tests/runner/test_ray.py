@@ -26,8 +26,10 @@ import psutil
 import pytest
 from typer.testing import CliRunner
 
+import ingestflow
 from ingestflow.cli import app
 from ingestflow.runner.executors import ray as ray_executor
+from ingestflow.service.progress import ExecutorStep
 from tests.conftest import FIXTURES
 from tests.runner.test_wiki_run import wiki  # noqa: F401  (the fake wiki, a fixture)
 
@@ -400,10 +402,11 @@ def test_actors_write_local_files_on_a_shared_folder(
 
 
 def test_actors_run_this_checkout(ray_cluster: str) -> None:
-    """The actors import the `ingestflow` this test runs (PYTHONPATH reaches them)."""
+    """The actors import the `ingestflow` this test runs (PYTHONPATH reaches them); an actor of
+    a Fast plan opens its stages without torch (spaCy's thinc imports it when it can), as a
+    local worker does."""
     import ray
 
-    import ingestflow
     from ingestflow.runner.plan import build_plan
 
     plan = build_plan(json.loads(WORKFLOW.read_text()))
@@ -411,10 +414,12 @@ def test_actors_run_this_checkout(ray_cluster: str) -> None:
     try:
         actor = ray.remote(ray_executor.StagesActor).options(num_cpus=1).remote(plan, 1)
         pid, package = ray.get(actor.where.remote(), timeout=300)
+        held = ray.get(actor.warm.remote(), timeout=300)
         ray.kill(actor)
     finally:
         ray.shutdown()
     assert pid != os.getpid() and package == ingestflow.__file__
+    assert held == {"torch": False, "onnxruntime": True}
 
 
 def server_run(
@@ -710,6 +715,35 @@ def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
     for name in ("notes.txt", "guide.md"):
         shutil.copy2(FIXTURES / "docs" / name, folder / name)
     code, local = run(tmp_path, "local", folder)
-    ray_code, on_ray = run(tmp_path, "ray", folder, "--executor", "ray")  # starts its own
-    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    steps: list[str] = []
+    helpers: list[str] = []
+
+    def heard(event: Any) -> None:
+        if isinstance(event, ExecutorStep):
+            steps.append(event.doing)
+            if event.step == "ray actors":  # the cluster is up: which processes it started
+                for pid in ray_processes():  # (not the session cluster's)
+                    with contextlib.suppress(psutil.Error):
+                        helpers.append(" ".join(psutil.Process(pid).cmdline()))
+
+    on_ray = ingestflow.run(  # starts its own cluster
+        WORKFLOW,
+        [folder],
+        output=tmp_path / "ray",
+        workspace=tmp_path / "ws-ray",
+        workers=2,
+        executor="ray",
+        progress=heard,
+    ).job
+    assert counts(on_ray) == counts(local) and code == 0
     assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    # what the run said it was doing, beyond its documents
+    assert steps == [
+        "starting a local Ray cluster (2 CPUs)",
+        "starting 2 Ray actors: each loads the partitioner and the embedding model, then reads "
+        "its first documents",
+        "stopping the local Ray cluster",
+    ]
+    # the helpers a one-run cluster never uses are left out (ray_cluster.LEFT_OUT)
+    assert any("gcs_server" in line for line in helpers), helpers
+    assert not [line for line in helpers if "log_monitor" in line or "monitor.py" in line]
