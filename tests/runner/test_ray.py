@@ -33,7 +33,8 @@ from ingestflow.service.progress import ExecutorStep
 from tests.conftest import FIXTURES
 from tests.runner.test_wiki_run import wiki  # noqa: F401  (the fake wiki, a fixture)
 
-pytestmark = pytest.mark.slow
+# slow; Ray runs on a loaded 2-core machine: a longer time limit than the suite's 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 runner = CliRunner()
 WORKFLOW = FIXTURES / "workflows" / "valid" / "02-fast-by-title-embed.json"
@@ -165,6 +166,7 @@ def session_ray_cluster() -> Iterator[str]:
         env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"},
     )
     SESSION_GROUP.append(head.pid)
+    reaper = _reaper(head.pid, temp)
     try:
         address = temp / "ray_current_cluster"
         deadline = time.monotonic() + 300  # a deadline only: a loaded machine starts it slowly
@@ -191,6 +193,62 @@ def session_ray_cluster() -> Iterator[str]:
                 process.kill()
         shutil.rmtree(temp, ignore_errors=True)
         SESSION_GROUP.remove(head.pid)
+        with contextlib.suppress(OSError):  # done: the reaper leaves without killing anything
+            assert reaper.stdin is not None
+            reaper.stdin.write(b"done\n")
+            reaper.stdin.close()
+        reaper.wait(timeout=30)
+
+
+#: The reaper of the session's cluster (`_reaper`): argv owner pid, cluster group, temp folder.
+REAPER = """
+import os, select, shutil, signal, sys
+import psutil
+owner, group, temp = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+said = b""
+while os.getppid() == owner:  # the session's process is alive (else this one was adopted)
+    if select.select([0], [], [], 0.5)[0]:
+        chunk = os.read(0, 64)
+        said += chunk
+        if not chunk:  # the pipe closed: the session's process has ended
+            break
+if said.startswith(b"done"):
+    sys.exit(0)
+doomed = []
+try:
+    doomed += psutil.Process(group).children(recursive=True)
+except psutil.Error:
+    pass
+for process in psutil.process_iter(["pid", "cmdline"]):
+    try:
+        if os.getpgid(process.pid) == group or temp in " ".join(process.info["cmdline"] or []):
+            doomed.append(process)
+    except (OSError, psutil.Error):
+        continue
+try:
+    os.killpg(group, signal.SIGKILL)
+except OSError:
+    pass
+for process in doomed:
+    try:
+        process.kill()
+    except psutil.Error:
+        pass
+psutil.wait_procs(doomed, timeout=10)
+shutil.rmtree(temp, ignore_errors=True)
+"""
+
+
+def _reaper(group: int, temp: Path) -> subprocess.Popen[bytes]:
+    """A process that ends the session's cluster (its process group, the processes under its
+    head or naming its folder) when the session's process ends without its teardown: killed
+    (SIGKILL, a time limit's exit), or ended by what it starts. The teardown tells it "done"
+    (docs/testing.md)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", REAPER, str(os.getpid()), str(group), str(temp)],
+        stdin=subprocess.PIPE,
+        start_new_session=True,  # not in the group a Ctrl-C or a group kill reaches first
+    )
 
 
 def _ours(process: psutil.Process, group: int, temp: Path) -> bool:
