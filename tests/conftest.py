@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +58,20 @@ def _cache() -> Path:
     """Where the Milvus server's binaries are unpacked once and reused by later sessions."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ingestflow-tests"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A SIGTERM (CI's time limit, a `kill`) ends the session as a normal exit does: the test
+    in progress stops, every fixture's teardown runs (the session's Ray cluster, the Milvus
+    server), then pytest exits with 143. A second SIGTERM ends it at once (docs/testing.md)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    pytest.exit("stopped by SIGTERM (the fixtures were torn down)", returncode=128 + signum)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

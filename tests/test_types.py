@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
 
+@pytest.mark.timeout(900)  # mypy over src/: ~35 s on a quiet machine
 def test_mypy() -> None:
     out = subprocess.run(
         [

@@ -159,3 +159,28 @@ def test_progress_lines_wait_their_interval_but_not_a_change_of_step() -> None:
         "job abcdef12: stopping after the documents in progress · 1 of 1 documents done "
         "(1 written, 0 failed)",
     ]
+
+
+def test_each_step_of_a_ray_executor_is_a_line_of_its_own() -> None:
+    """Starting a Ray cluster, its actors and stopping it are said as they happen (issue 37:
+    a minute of "loading the partitioner" while a cluster started)."""
+    import contextlib
+    import io
+
+    from ingestflow.cli.progress import Display
+    from ingestflow.service.progress import ExecutorStep, JobStarted
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        display = Display(quiet=False, terminal=False, interval=3600)
+        display(JobStarted("abcdef12-x", 2, ("the partitioner",)))
+        display(ExecutorStep("ray cluster", "starting a local Ray cluster (2 CPUs)"))
+        display(ExecutorStep("ray actors", "starting 2 Ray actors: each loads the partitioner"))
+        display(ExecutorStep("ray stop", "stopping the local Ray cluster"))
+    lines = [STAMP.sub("", line).split(" · ")[0] for line in err.getvalue().splitlines()]
+    assert lines == [
+        "job abcdef12: loading the partitioner, reading the first documents",
+        "job abcdef12: starting a local Ray cluster (2 CPUs)",
+        "job abcdef12: starting 2 Ray actors: each loads the partitioner",
+        "job abcdef12: stopping the local Ray cluster",
+    ]

@@ -297,6 +297,7 @@ def test_rewrite_leaves_one_set_of_rows(milvus_server: MilvusServer) -> None:
 # --- a server that goes away ----------------------------------------------------------------
 
 
+@pytest.mark.timeout(900)  # a server restarted mid-run: ~60 s on a quiet machine
 def test_server_restarted_mid_run(milvus_server: MilvusServer, capfd: Any) -> None:
     """Down: the document fails with one line and the writer goes on. Back (its collection
     released by the restart): the next write loads it again and succeeds; nothing is lost."""

@@ -26,12 +26,15 @@ import psutil
 import pytest
 from typer.testing import CliRunner
 
+import ingestflow
 from ingestflow.cli import app
 from ingestflow.runner.executors import ray as ray_executor
+from ingestflow.service.progress import ExecutorStep
 from tests.conftest import FIXTURES
 from tests.runner.test_wiki_run import wiki  # noqa: F401  (the fake wiki, a fixture)
 
-pytestmark = pytest.mark.slow
+# slow; Ray runs on a loaded 2-core machine: a longer time limit than the suite's 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 runner = CliRunner()
 WORKFLOW = FIXTURES / "workflows" / "valid" / "02-fast-by-title-embed.json"
@@ -163,6 +166,7 @@ def session_ray_cluster() -> Iterator[str]:
         env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"},
     )
     SESSION_GROUP.append(head.pid)
+    reaper = _reaper(head.pid, temp)
     try:
         address = temp / "ray_current_cluster"
         deadline = time.monotonic() + 300  # a deadline only: a loaded machine starts it slowly
@@ -189,6 +193,62 @@ def session_ray_cluster() -> Iterator[str]:
                 process.kill()
         shutil.rmtree(temp, ignore_errors=True)
         SESSION_GROUP.remove(head.pid)
+        with contextlib.suppress(OSError):  # done: the reaper leaves without killing anything
+            assert reaper.stdin is not None
+            reaper.stdin.write(b"done\n")
+            reaper.stdin.close()
+        reaper.wait(timeout=30)
+
+
+#: The reaper of the session's cluster (`_reaper`): argv owner pid, cluster group, temp folder.
+REAPER = """
+import os, select, shutil, signal, sys
+import psutil
+owner, group, temp = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+said = b""
+while os.getppid() == owner:  # the session's process is alive (else this one was adopted)
+    if select.select([0], [], [], 0.5)[0]:
+        chunk = os.read(0, 64)
+        said += chunk
+        if not chunk:  # the pipe closed: the session's process has ended
+            break
+if said.startswith(b"done"):
+    sys.exit(0)
+doomed = []
+try:
+    doomed += psutil.Process(group).children(recursive=True)
+except psutil.Error:
+    pass
+for process in psutil.process_iter(["pid", "cmdline"]):
+    try:
+        if os.getpgid(process.pid) == group or temp in " ".join(process.info["cmdline"] or []):
+            doomed.append(process)
+    except (OSError, psutil.Error):
+        continue
+try:
+    os.killpg(group, signal.SIGKILL)
+except OSError:
+    pass
+for process in doomed:
+    try:
+        process.kill()
+    except psutil.Error:
+        pass
+psutil.wait_procs(doomed, timeout=10)
+shutil.rmtree(temp, ignore_errors=True)
+"""
+
+
+def _reaper(group: int, temp: Path) -> subprocess.Popen[bytes]:
+    """A process that ends the session's cluster (its process group, the processes under its
+    head or naming its folder) when the session's process ends without its teardown: killed
+    (SIGKILL, a time limit's exit), or ended by what it starts. The teardown tells it "done"
+    (docs/testing.md)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", REAPER, str(os.getpid()), str(group), str(temp)],
+        stdin=subprocess.PIPE,
+        start_new_session=True,  # not in the group a Ctrl-C or a group kill reaches first
+    )
 
 
 def _ours(process: psutil.Process, group: int, temp: Path) -> bool:
@@ -400,10 +460,11 @@ def test_actors_write_local_files_on_a_shared_folder(
 
 
 def test_actors_run_this_checkout(ray_cluster: str) -> None:
-    """The actors import the `ingestflow` this test runs (PYTHONPATH reaches them)."""
+    """The actors import the `ingestflow` this test runs (PYTHONPATH reaches them); an actor of
+    a Fast plan opens its stages without torch (spaCy's thinc imports it when it can), as a
+    local worker does."""
     import ray
 
-    import ingestflow
     from ingestflow.runner.plan import build_plan
 
     plan = build_plan(json.loads(WORKFLOW.read_text()))
@@ -411,10 +472,12 @@ def test_actors_run_this_checkout(ray_cluster: str) -> None:
     try:
         actor = ray.remote(ray_executor.StagesActor).options(num_cpus=1).remote(plan, 1)
         pid, package = ray.get(actor.where.remote(), timeout=300)
+        held = ray.get(actor.warm.remote(), timeout=300)
         ray.kill(actor)
     finally:
         ray.shutdown()
     assert pid != os.getpid() and package == ingestflow.__file__
+    assert held == {"torch": False, "onnxruntime": True}
 
 
 def server_run(
@@ -710,6 +773,35 @@ def test_a_run_on_a_local_cluster_of_its_own_leaves_no_ray_process(
     for name in ("notes.txt", "guide.md"):
         shutil.copy2(FIXTURES / "docs" / name, folder / name)
     code, local = run(tmp_path, "local", folder)
-    ray_code, on_ray = run(tmp_path, "ray", folder, "--executor", "ray")  # starts its own
-    assert (ray_code, counts(on_ray)) == (code, counts(local))
+    steps: list[str] = []
+    helpers: list[str] = []
+
+    def heard(event: Any) -> None:
+        if isinstance(event, ExecutorStep):
+            steps.append(event.doing)
+            if event.step == "ray actors":  # the cluster is up: which processes it started
+                for pid in ray_processes():  # (not the session cluster's)
+                    with contextlib.suppress(psutil.Error):
+                        helpers.append(" ".join(psutil.Process(pid).cmdline()))
+
+    on_ray = ingestflow.run(  # starts its own cluster
+        WORKFLOW,
+        [folder],
+        output=tmp_path / "ray",
+        workspace=tmp_path / "ws-ray",
+        workers=2,
+        executor="ray",
+        progress=heard,
+    ).job
+    assert counts(on_ray) == counts(local) and code == 0
     assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    # what the run said it was doing, beyond its documents
+    assert steps == [
+        "starting a local Ray cluster (2 CPUs)",
+        "starting 2 Ray actors: each loads the partitioner and the embedding model, then reads "
+        "its first documents",
+        "stopping the local Ray cluster",
+    ]
+    # the helpers a one-run cluster never uses are left out (ray_cluster.LEFT_OUT)
+    assert any("gcs_server" in line for line in helpers), helpers
+    assert not [line for line in helpers if "log_monitor" in line or "monitor.py" in line]

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from ingestflow.cli import app
 from tests.runner.test_vectordb_run import WORKFLOW
 
-pytestmark = pytest.mark.slow
+# slow; killed runs and their re-runs: a longer time limit than the suite's 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 # Runs `ingestflow run ...` in a process that dies (kill -9's way: no cleanup at all) at one
 # step of the writer: the Nth call of a VectorDBDestination method, before or after it.

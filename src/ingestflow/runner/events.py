@@ -76,6 +76,16 @@ class JobStarted:
 
 
 @dataclass(frozen=True)
+class ExecutorStep:
+    """The executor's own work around the documents, in words (`doing`): a Ray cluster starting
+    or stopping, its actors loading. `step` names the kind of work (a display shows a line when
+    it changes)."""
+
+    step: str
+    doing: str
+
+
+@dataclass(frozen=True)
 class DocumentsFound:
     """The source has listed `tally.found` documents so far."""
 
@@ -162,6 +172,7 @@ class JobFinished:
 Event = (
     JobPrepared
     | JobStarted
+    | ExecutorStep
     | DocumentsFound
     | PagesPartitioned
     | ChunksEmbedded

@@ -179,7 +179,15 @@ class JobRunner:
         if self.opts.executor == "ray":
             from ingestflow.runner.executors.ray import RayExecutor
 
-            return RayExecutor(self.plan, self.opts, self.stopper, self.destination, self.source)
+            return RayExecutor(
+                self.plan,
+                self.opts,
+                self.stopper,
+                self.destination,
+                self.source,
+                self.progress,
+                loading(self.plan),
+            )
         from ingestflow.runner.executors.local import InProcess, LocalPool
 
         workers = self.opts.worker_count()

@@ -18,6 +18,7 @@ from ingestflow.runner.events import (
     DocumentSkipped,
     DocumentWritten,
     Event,
+    ExecutorStep,
     JobFinished,
     JobPrepared,
     JobStarted,
@@ -99,6 +100,8 @@ class ProgressState:
                 what = " and ".join(loading)
                 said = f"loading {what}, reading the first documents" if what else ""
                 self._now("starting", said)
+            case ExecutorStep(step=step, doing=doing):
+                self._now(step, doing)
             case DocumentsFound(tally=tally):
                 self.tally = tally
             case PagesPartitioned(filename=name, done=done, total=total, unit=unit):
@@ -161,6 +164,7 @@ __all__ = [
     "DocumentWritten",
     "DocumentsFound",
     "Event",
+    "ExecutorStep",
     "JobFinished",
     "JobPrepared",
     "JobStarted",

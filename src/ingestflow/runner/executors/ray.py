@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 import tempfile
-import threading
 from collections import deque
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
-from ingestflow.runner import worker
+from ingestflow.runner import events, worker
+from ingestflow.runner.executors import ray_cluster
 from ingestflow.runner.executors.base import Executor, OnResult
 from ingestflow.runner.plan import Plan
 from ingestflow.runner.stopping import Stopper
@@ -62,6 +63,10 @@ class StagesActor:
         # Ctrl-C is the driver's to handle: it stops the job between documents
         with suppress(ValueError):  # (not the main thread: nothing to ignore)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if worker.torch_unused(plan):
+            # as in a local worker: spaCy's thinc imports torch when it can (~1.3 s of CPU an
+            # actor, benchmarks/RESULTS.md) though no stage of this plan uses it
+            sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
         worker.init_worker(plan, torch_threads, in_process=True)
         from ingestflow.offline import quiet_libraries
 
@@ -78,6 +83,13 @@ class StagesActor:
         import ingestflow
 
         return os.getpid(), str(ingestflow.__file__)
+
+    def warm(self) -> dict[str, bool]:
+        """Open every stage now, as the first task would, and say which of the heavy libraries
+        (torch, ONNX Runtime) this process then holds (for checks)."""
+        for _, stage in worker._STAGES or []:
+            worker._ready(stage)
+        return {name: sys.modules.get(name) is not None for name in ("torch", "onnxruntime")}
 
     def process(self, sent: worker.Call, stamps: list[Stamp | None], write: bool = False) -> Any:
         """The call, run here; with `write`, each document it finishes is written to the
@@ -167,6 +179,8 @@ class RayExecutor(Executor):
         stopper: Stopper,
         destination: Destination | None = None,
         source: Source | None = None,
+        progress: events.Listener = events.ignore,
+        loading: Sequence[str] = (),
     ) -> None:
         try:
             import ray
@@ -177,6 +191,8 @@ class RayExecutor(Executor):
         self.opts = options
         self.stopper = stopper
         self.trace = options.trace
+        self.progress = progress  # what the cluster and the actors are doing, in words
+        self.loading = tuple(loading)  # what an actor loads first (`executor.loading`)
         self.node_id = plan.nodes[0].id  # where a crashed document fails
         # local folders every actor sees at the same path: its own cluster is this machine
         self.shared_fs = (
@@ -218,22 +234,28 @@ class RayExecutor(Executor):
 
         ray, opts = self.ray, self.opts
         self._before = {p.pid for p in psutil.Process().children(recursive=True)}
-        self._stack.enter_context(_quiet(ray))
-        sigterm = _sigterm()
+        self._stack.enter_context(ray_cluster.quiet(ray))
+        sigterm = ray_cluster.sigterm_handler()
+        if opts.ray_address:
+            doing = f"connecting to the Ray cluster at {opts.ray_address}"
+        else:
+            doing = f"starting a local Ray cluster ({opts.worker_count()} CPUs)"
+        self.progress(events.ExecutorStep("ray cluster", doing))
         try:
             if opts.ray_address:
                 ray.init(address=opts.ray_address, log_to_driver=False, configure_logging=False)
             else:  # a local cluster for this run
-                ray.init(
-                    num_cpus=opts.worker_count(),
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
+                with ray_cluster.lean(ray):
+                    ray.init(
+                        num_cpus=opts.worker_count(),
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        configure_logging=False,
+                    )
         except (ConnectionError, RuntimeError, ValueError) as exc:
             self._stack.close()
             where = opts.ray_address or "a local Ray cluster"
-            _reap(self._started())
+            ray_cluster.reap(self._started())
             hint = ""
             if str(opts.ray_address).startswith("ray://") and "RAY_AUTH_MODE" not in os.environ:
                 hint = " (a cluster with token authentication needs RAY_AUTH_MODE=token here)"
@@ -254,8 +276,10 @@ class RayExecutor(Executor):
         try:
             # the local cluster's processes (GCS, raylet, their workers): none outlives the run
             started = self._started()
+            if not self.opts.ray_address:
+                self.progress(events.ExecutorStep("ray stop", "stopping the local Ray cluster"))
             self.ray.shutdown()
-            _reap(started)
+            ray_cluster.reap(started)
             with suppress(OSError):  # what the actors that died on this machine left
                 _sweep(spool_root())
         finally:
@@ -268,34 +292,6 @@ class RayExecutor(Executor):
 
     def run(self, tasks: Iterator[Task], on_result: OnResult) -> None:
         _Pool(self, on_result).run(tasks)
-
-
-@contextmanager
-def _quiet(ray: Any) -> Iterator[None]:
-    """Keep Ray's own lines off the terminal during the run (what matters is in the job record:
-    a dead worker's "(raylet) A worker died..." would land in `--json` output)."""
-    import logging
-
-    ray_logger = logging.getLogger("ray")
-    level = ray_logger.level
-    ray_logger.setLevel(logging.ERROR)
-    module = getattr(getattr(ray, "_private", None), "worker", None)  # no public switch for it
-    printer = getattr(module, "print_to_stdstream", None)
-    if module is not None and printer is not None:
-        module.print_to_stdstream = lambda data, ignore_prefix=False: None
-    try:
-        yield
-    finally:
-        ray_logger.setLevel(level)
-        if module is not None and printer is not None:
-            module.print_to_stdstream = printer
-
-
-def _sigterm() -> Any:
-    """This thread's SIGTERM handler, or None when signals are not this thread's to set."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.getsignal(signal.SIGTERM)
 
 
 class _Pool:
@@ -317,6 +313,10 @@ class _Pool:
         self.writer = executor.writer
         self.dimension = executor.plan.embed_dimension
         self.slots = [self._new_slot() for _ in range(workers)]
+        what = " and ".join(executor.loading)
+        loads = f": each loads {what}, then reads its first documents" if what else ""
+        actors = f"{workers} Ray actor{'s' if workers != 1 else ''}"
+        executor.progress(events.ExecutorStep("ray actors", f"starting {actors}{loads}"))
         self.pending: dict[Any, tuple[_Sent, _Slot]] = {}
         self.queue: deque[_Sent] = deque()
 
@@ -439,17 +439,3 @@ def _final(task: Task) -> bool:
     """Whether a task's documents are finished when it is: written where the actors write (not
     a page range, an embedding slice, or the first stages of a document spread over them)."""
     return isinstance(task, WholeDocuments | Join) and task.stop is None
-
-
-def _reap(processes: list[Any], timeout: float = 10.0) -> None:
-    """Wait for the local cluster's processes to end after `ray.shutdown()`; kill what remains
-    (no raylet, GCS or worker outlives the run)."""
-    import psutil
-
-    _, alive = psutil.wait_procs(processes, timeout=timeout)
-    for process in alive:
-        try:
-            process.kill()
-        except psutil.Error:
-            continue
-    psutil.wait_procs(alive, timeout=5)

@@ -1,0 +1,84 @@
+"""Starting and stopping the Ray cluster of a run (`executors.ray`): Ray's lines kept off the
+terminal, a local cluster started without the helper processes a one-run cluster never uses,
+and none of its processes left after the run."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+#: What a local cluster of one run leaves out (Ray's `RayParams`): the autoscaler's monitor
+#: (the cluster never grows) and the log monitor (the run reads no worker's log: it starts Ray
+#: with `log_to_driver=False`). `ray start` has switches for both (`--no-monitor`,
+#: `--include-log-monitor=false`); `ray.init` has none.
+LEFT_OUT = {"no_monitor": True, "include_log_monitor": False}
+
+
+@contextmanager
+def lean(ray: Any) -> Iterator[None]:
+    """While inside, a local cluster that `ray.init` starts leaves out the processes of
+    `LEFT_OUT`: ~3 s less to start on a busy 2-core machine, and less to stop
+    (benchmarks/RESULTS.md, "Ray on a few small files"). Where Ray's private names have changed,
+    the cluster starts with them, as before."""
+    params = getattr(getattr(getattr(ray, "_private", None), "parameter", None), "RayParams", None)
+    init = getattr(params, "__init__", None)
+    if params is None or init is None:
+        yield
+        return
+
+    def leaner(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        for name, value in LEFT_OUT.items():
+            if hasattr(self, name):
+                setattr(self, name, value)
+
+    params.__init__ = leaner
+    try:
+        yield
+    finally:
+        params.__init__ = init
+
+
+@contextmanager
+def quiet(ray: Any) -> Iterator[None]:
+    """Keep Ray's own lines off the terminal during the run (what matters is in the job record:
+    a dead worker's "(raylet) A worker died..." would land in `--json` output)."""
+    import logging
+
+    ray_logger = logging.getLogger("ray")
+    level = ray_logger.level
+    ray_logger.setLevel(logging.ERROR)
+    module = getattr(getattr(ray, "_private", None), "worker", None)  # no public switch for it
+    printer = getattr(module, "print_to_stdstream", None)
+    if module is not None and printer is not None:
+        module.print_to_stdstream = lambda data, ignore_prefix=False: None
+    try:
+        yield
+    finally:
+        ray_logger.setLevel(level)
+        if module is not None and printer is not None:
+            module.print_to_stdstream = printer
+
+
+def sigterm_handler() -> Any:
+    """This thread's SIGTERM handler, or None when signals are not this thread's to set."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.getsignal(signal.SIGTERM)
+
+
+def reap(processes: list[Any], timeout: float = 10.0) -> None:
+    """Wait for the local cluster's processes to end after `ray.shutdown()`; kill what remains
+    (no raylet, GCS or worker outlives the run)."""
+    import psutil
+
+    _, alive = psutil.wait_procs(processes, timeout=timeout)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.Error:
+            continue
+    psutil.wait_procs(alive, timeout=5)
