@@ -14,7 +14,7 @@ import pytest
 
 from ingestflow.elements import Document
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import nlp_batch
+from ingestflow.stages import nlp_batch, text_narrative
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage
 
@@ -124,6 +124,7 @@ def test_the_same_elements_with_fewer_one_by_one_calls(
     else:
         path.write_text("\n\n".join(paragraphs()))
     monkeypatch.setattr(nlp_batch, "MIN_TEXTS", 10**9)  # the library alone
+    monkeypatch.setattr(text_narrative, "ROUNDS", ())  # every paragraph through its own check
     alone = partitioned(path)
     one_by_one = len(pipeline_runs)
     monkeypatch.setattr(nlp_batch, "MIN_TEXTS", 64)
