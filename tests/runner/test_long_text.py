@@ -146,3 +146,26 @@ def test_a_long_text_spread_over_workers_in_a_run(tmp_path: Path, small_parts: N
     assert two["status"] == "COMPLETED", two
     for name in ("book.txt.json", "notes.txt.json"):
         assert (two_out / name).read_text() == (one_out / name).read_text()
+
+
+def test_a_long_text_is_cut_in_parts_of_at_most_the_largest_size(
+    small_parts: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However long the text, no part is much longer than MAX_BYTES_PER_PART: the lines done,
+    counted as parts end, move every few seconds (a 64 MB text was 8 parts of 8 MB)."""
+    monkeypatch.setattr(long_text, "MAX_BYTES_PER_PART", 8 * 1024)
+    data = book("prose", paragraphs=3000)
+    ranges = stage().page_ranges(Document("d", "r", "book.txt", data=data), workers=2)
+    lines = data.split(b"\n")
+    sizes = [sum(len(line) + 1 for line in lines[first - 1 : last]) for first, last in ranges]
+    assert len(data) > 100 * 1024 and len(ranges) > 12
+    assert max(sizes[:-1]) < 8 * 1024 + 1024  # the size, then to the end of a paragraph
+
+
+def test_line_offsets_across_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(long_text, "_BLOCK", 7)
+    for data in (b"a\nbb\n\nccc\nd", b"a\nbb\n\nccc\nd\n", b"", b"\n\n\n", b"no newline"):
+        starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+        for line in range(1, len(starts) + 3):
+            expected = starts[line - 1] if line <= len(starts) else len(data)
+            assert long_text._line_offset(data, line) == expected, (data, line)

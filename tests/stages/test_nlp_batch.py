@@ -15,7 +15,7 @@ import pytest
 from ingestflow.elements import Document
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.partition import UnstructuredPartitionStage, nlp_batch
+from ingestflow.stages.partition import UnstructuredPartitionStage, nlp_batch, text_narrative
 
 WORDS = [
     "the",
@@ -123,6 +123,7 @@ def test_the_same_elements_with_fewer_one_by_one_calls(
     else:
         path.write_text("\n\n".join(paragraphs()))
     monkeypatch.setattr(nlp_batch, "MIN_TEXTS", 10**9)  # the library alone
+    monkeypatch.setattr(text_narrative, "ROUNDS", ())  # every paragraph through its own check
     alone = partitioned(path)
     one_by_one = len(pipeline_runs)
     monkeypatch.setattr(nlp_batch, "MIN_TEXTS", 64)

@@ -17,7 +17,13 @@ import pytest
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.offline import SPACY_MODEL
 from ingestflow.stages import unstructured_patches as patches
-from ingestflow.stages.partition import configure_unstructured, hires, html_depth, nlp_batch
+from ingestflow.stages.partition import (
+    configure_unstructured,
+    hires,
+    html_depth,
+    nlp_batch,
+    text_narrative,
+)
 from ingestflow.stages.partition.hires import orientation, xy_cut
 from tests.stages.test_partition import make_pdf, nested_html
 
@@ -340,6 +346,20 @@ def test_derive_element_type_from_text():
         Title,
     )
     assert_shape_change_found("derive_element_type_from_text")
+
+
+def test_is_possible_narrative_text():
+    """While a text's paragraphs are prefetched, the library's narrative check answers at once
+    for those found narrative by an early verb, and asks the library for the others."""
+    from unstructured.partition import text
+
+    texts = ["The keeper lit the lamp at dusk.", "THE HARBOUR", "Lamps, ships and keepers"]
+    with text_narrative.prefetched(texts):
+        assert text.is_possible_narrative_text(texts[0])
+        assert not text.is_possible_narrative_text(texts[1])  # the library's answer
+        assert not text.is_possible_narrative_text(texts[2])  # no verb: the library's answer
+    assert text.is_possible_narrative_text(texts[0])  # the library's again
+    assert_shape_change_found("is_possible_narrative_text")
 
 
 # --- XY-cut without numba's compiler --------------------------------------------------------------

@@ -126,6 +126,14 @@ PATCHES: dict[str, Patch] = {
         "(text)",
         "a large HTML file's texts are listed before spaCy checks them (nlp_batch)",
     ),
+    "is_possible_narrative_text": Patch(
+        "unstructured.partition.text",
+        "is_possible_narrative_text",
+        "(text, cap_threshold=0.5, non_alpha_threshold=0.5, languages=['eng'], "
+        "language_checks=False)",
+        "a plain text's paragraphs with a verb among their first words are narrative without "
+        "spaCy's whole pipeline (text_narrative)",
+    ),
     "spacy_model_name": Patch(
         "unstructured.nlp.tokenize",
         "_SPACY_MODEL_NAME",

@@ -23,6 +23,7 @@ _ALWAYS_PATCHED = (
     "html_parser",
     "html_partitioner_main",
     "derive_element_type_from_text",
+    "is_possible_narrative_text",
     *xy_cut.PATCHED,
 )
 

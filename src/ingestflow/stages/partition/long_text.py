@@ -29,12 +29,15 @@ from ingestflow.errors import DocumentError
 
 #: Names the partitioner reads as plain text.
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".log"})
-#: A part's size at least (a megabyte of prose is ~10,000 paragraphs, ~30 s of partitioning).
+#: A part's size at least (a megabyte of prose is ~4,000 paragraphs, ~5 s of partitioning),
+#: and at most (the lines done, shown as parts end, move every few seconds on a long text).
 BYTES_PER_PART = 128 * 1024
+MAX_BYTES_PER_PART = 1024 * 1024
 #: The library's paragraph rule: lines looked at, and the share of blank ones for blank-line mode.
 _HEAD_LINES = 2000
 _BLANK_SHARE = 0.1
 _BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+_BLOCK = 1 << 20  # bytes whose newlines are counted at once when a line's offset is looked for
 _WIDE = ("utf-16", "utf-32", "utf_16", "utf_32", "u16", "u32")
 
 
@@ -45,8 +48,9 @@ def is_text(doc: Document) -> bool:
 
 def line_ranges(doc: Document, workers: int, encoding: str) -> list[tuple[int, int]]:
     """Line ranges (first, last; 1-based) that spread a long text over `workers` (about four
-    ranges a worker, at least BYTES_PER_PART each), each ending where a paragraph ends; `[]`
-    when the document is not a long text in an encoding whose lines end in a newline byte."""
+    ranges a worker, from BYTES_PER_PART to MAX_BYTES_PER_PART each), each ending where a
+    paragraph ends; `[]` when the document is not a long text in an encoding whose lines end
+    in a newline byte."""
     if workers <= 1 or not is_text(doc) or _wide(encoding):
         return []
     data = _read(doc)
@@ -57,7 +61,7 @@ def line_ranges(doc: Document, workers: int, encoding: str) -> list[tuple[int, i
     except (UnicodeDecodeError, LookupError):  # read whole: the partitioner detects the encoding
         return []
     every_line = line_per_paragraph(data[: _head_end(data)].decode(encoding))
-    size = max(BYTES_PER_PART, -(-len(data) // (workers * 4)))
+    size = min(MAX_BYTES_PER_PART, max(BYTES_PER_PART, -(-len(data) // (workers * 4))))
     cuts: list[int] = []  # byte offsets where a part starts
     at = size
     while at < len(data) - BYTES_PER_PART // 2:
@@ -69,7 +73,9 @@ def line_ranges(doc: Document, workers: int, encoding: str) -> list[tuple[int, i
     if not cuts:
         return []
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    starts = [1] + [data.count(b"\n", 0, cut) + 1 for cut in cuts]
+    starts = [1]
+    for before, cut in zip([0, *cuts], cuts, strict=False):  # each stretch counted once
+        starts.append(starts[-1] + data.count(b"\n", before, cut))
     return [(first, nxt - 1) for first, nxt in zip(starts, [*starts[1:], lines + 1], strict=True)]
 
 
@@ -149,13 +155,20 @@ def _paragraph_end(data: bytes, at: int, every_line: bool) -> int | None:
 
 
 def _line_offset(data: bytes, line: int) -> int:
-    """The byte offset where 1-based line `line` starts (the end of the data past the last)."""
-    at = 0
-    for _ in range(line - 1):
-        found = data.find(b"\n", at)
-        if found < 0:
-            return len(data)
-        at = found + 1
+    """The byte offset where 1-based line `line` starts (the end of the data past the last):
+    newlines counted a block at a time, then found one by one in the block of the last."""
+    need, at = line - 1, 0
+    while need > 0:
+        end = min(len(data), at + _BLOCK)
+        found = data.count(b"\n", at, end)
+        if found < need:
+            if end == len(data):
+                return len(data)
+            need, at = need - found, end
+            continue
+        for _ in range(need):
+            at = data.find(b"\n", at) + 1
+        return at
     return at
 
 

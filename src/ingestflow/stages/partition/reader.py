@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.elements import Element
 from ingestflow.errors import DocumentError, one_line
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages.partition import filetypes, hires, long_text, nlp_batch, office_limits
+from ingestflow.stages.partition import (
+    filetypes,
+    hires,
+    long_text,
+    nlp_batch,
+    office_limits,
+    text_narrative,
+)
 from ingestflow.stages.partition.attachments import attachments
 from ingestflow.stages.partition.hires import layout_model
 from ingestflow.stages.partition.page_ranges import has_text
@@ -269,7 +276,9 @@ def _batched_nlp(
         return nlp_batch.pdf_prefetched()
     if type_name == "TXT":
         grouper = kwargs.get("paragraph_grouper")
-        return nlp_batch.prefetched(nlp_batch.text_paragraphs(path, kwargs["encoding"], grouper))
+        return text_narrative.prefetched(
+            nlp_batch.text_paragraphs(path, kwargs["encoding"], grouper)
+        )
     if type_name == "DOCX":
         return nlp_batch.prefetched(nlp_batch.docx_paragraphs(path))
     return nullcontext()
