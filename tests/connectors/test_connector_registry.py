@@ -140,15 +140,13 @@ def test_a_new_type_is_stored_masked_checked_and_run(
     out = tmp_path / "out"
     with Service(tmp_path / "ws") as service:
         record = service.connectors.create(_body(), "source")
-        assert record["type"] == "notes"
-        assert record["config"]["access_code"] == MASK
-        assert service.connectors.check_now(record["id"], "source")["ok"] is True
-        refused = service.connectors.check_now(
-            service.connectors.create({**_body(access_code="wrong"), "name": "locked"}, "source")[
-                "id"
-            ],
-            "source",
+        assert record.type == "notes"
+        assert record.config["access_code"] == MASK
+        assert service.connectors.check_now(record.id, "source")["ok"] is True
+        locked = service.connectors.create(
+            {**_body(access_code="wrong"), "name": "locked"}, "source"
         )
+        refused = service.connectors.check_now(locked.id, "source")
         assert refused == {
             "ok": False,
             "status": "FAILURE",
@@ -156,7 +154,7 @@ def test_a_new_type_is_stored_masked_checked_and_run(
         }
         prepared = service.runs.prepare(
             RunRequest(
-                WORKFLOW, output=out, source=record["id"], execution=ExecutionOptions(workers=1)
+                WORKFLOW, output=out, source=record.id, execution=ExecutionOptions(workers=1)
             )
         )
         job = service.runs.start(prepared)

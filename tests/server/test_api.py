@@ -94,7 +94,7 @@ def test_auth(server: Server) -> None:
     second = server.client(key=other, header="unstructured-api-key")
     assert second.get(f"{API}/workflows").status_code == 200
     with Service(server.workspace) as service:
-        service.keys.revoke(record["id"])
+        service.keys.revoke(record.id)
     assert_detail(second.get(f"{API}/workflows"), 401)
     assert server.client().get(f"{API}/workflows").status_code == 200  # the first still works
 

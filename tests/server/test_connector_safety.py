@@ -221,7 +221,7 @@ def test_lite_paths_stay_in_the_workspace_and_a_check_creates_nothing(
     # stored by the CLI (its own rule), then checked by the server: refused, nothing made
     with Service(server.workspace) as service:
         by_cli = service.connectors.create(lite_destination(str(outside / "m.db")))
-    failed = check(http, "destinations", by_cli["id"])
+    failed = check(http, "destinations", by_cli.id)
     assert failed["status"] == "FAILURE" and "outside the folders" in failed["reason"]
     assert list(outside.iterdir()) == []
 
@@ -265,7 +265,7 @@ def test_a_job_process_keeps_to_the_servers_lite_rule(
     outside = tmp_path / "outside"
     outside.mkdir()
     with Service(server.workspace) as service:  # stored by the CLI, which allows any path
-        far = service.connectors.create(lite_destination(str(outside / "m.db"), "far"))
+        far = service.connectors.create(lite_destination(str(outside / "m.db"), "far")).wire()
     near = http.post(f"{API}/destinations", json=lite_destination("near.db", "near")).json()
     embed = {
         "name": "Embedder",

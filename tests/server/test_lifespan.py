@@ -39,7 +39,7 @@ def test_jobs_of_dead_processes_are_failed_at_start_up(serve: Servers) -> None:
 
         def job(owner: str, status: str) -> str:
             upload = Upload("note.txt", io.BytesIO(b"A note."))
-            job_id = service.runs.submit(workflow["id"], [upload])["id"]
+            job_id = service.runs.submit(workflow.id, [upload])["id"]
             service.ws.set_owner(job_id, owner)
             service.ws.update_job(job_id, status=status, processing_status=status)
             return job_id
@@ -78,7 +78,7 @@ def test_jobs_queued_when_the_server_died_run_at_the_next_start(serve: Servers) 
         for name in ("kept", "lost"):
             workflow = service.workflows.create(local_workflow(name))
             upload = Upload("plan.txt", io.BytesIO(DOC_A))
-            queued[name] = service.runs.submit(workflow["id"], [upload])["id"]
+            queued[name] = service.runs.submit(workflow.id, [upload])["id"]
             service.ws.set_owner(queued[name], dead_owner())
     shutil.rmtree(workspace / "uploads" / queued["lost"])  # its files are gone
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from ingestflow.cli import app
 from ingestflow.service import Service
+from ingestflow.service.records import WorkflowInformation
 from tests.fakes.confluence import FakeConfluence
 from tests.server.clocks import StoppedClock
 from tests.server.conftest import API, NODES, Servers, wiki_source
@@ -31,9 +32,10 @@ def body(source_id: str, schedule: str | None) -> dict[str, Any]:
     }
 
 
-def cron(record: dict[str, Any] | None) -> str | None:
+def cron(record: WorkflowInformation | dict[str, Any] | None) -> str | None:
     """A workflow record's cron expression (None: no schedule, or no workflow)."""
-    schedule = (record or {}).get("schedule")
+    data = record.wire() if isinstance(record, WorkflowInformation) else record
+    schedule = (data or {}).get("schedule")
     return schedule["crontab_entries"][0]["cron_expression"] if schedule else None
 
 
@@ -46,7 +48,7 @@ def test_the_service_tells_its_listener_each_workflow_change(
         on_workflow_change=lambda wid, record: heard.append((wid, cron(record), record is None)),
     ) as service:
         source = service.connectors.create(wiki_source(wiki), role="source")
-        workflow_id = service.workflows.create(body(source["id"], "every 15 minutes"))["id"]
+        workflow_id = service.workflows.create(body(source.id, "every 15 minutes")).id
         service.workflows.update(workflow_id, {"schedule": "every hour"})
         service.workflows.update(workflow_id, {"schedule": None})
         service.workflows.delete(workflow_id)
@@ -70,7 +72,7 @@ def test_a_server_follows_changes_through_its_api_at_once_and_the_clis_on_its_ne
     http = server.client()
 
     # through the API: the service's listener, before the answer comes back
-    answer = http.post(f"{API}/workflows", json=body(source["id"], "every 15 minutes"))
+    answer = http.post(f"{API}/workflows", json=body(source.id, "every 15 minutes"))
     assert answer.status_code == 200, answer.text
     workflow_id = answer.json()["id"]
     assert schedules.scheduled() == {workflow_id: "*/15 * * * *"}

@@ -45,7 +45,7 @@ class Records:
             if not self._exists(lambda: service.workflows.row(self.current["workflow_id"])):
                 self.current["workflow_id"] = service.workflows.create(
                     local_workflow(f"stored {self._next()}")
-                )["id"]
+                ).id
             if not self._exists(lambda: service.ws.job_row(self.current["job_id"])):
                 upload = Upload("notes.txt", io.BytesIO(b"A short note."))
                 self.current["job_id"] = service.runs.submit(self.current["workflow_id"], [upload])[
@@ -71,7 +71,7 @@ class Records:
                         "type": "wiki" if role == "source" else "vectordb",
                         "config": config,
                     }
-                    self.current[key] = service.connectors.create(body, role)["id"]
+                    self.current[key] = service.connectors.create(body, role).id
         return dict(self.current)
 
     def _next(self) -> int:

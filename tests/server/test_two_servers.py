@@ -48,7 +48,7 @@ def stored_workflow(workspace: Path, wiki: FakeConfluence, schedule: str | None)
     workspace.mkdir(parents=True, exist_ok=True)
     with Service(workspace) as service:
         source = service.connectors.create(wiki_source(wiki), role="source")
-        return service.workflows.create(wiki_workflow(source["id"], schedule))["id"]
+        return service.workflows.create(wiki_workflow(source.id, schedule)).id
 
 
 def schedules(server: Server) -> Any:
@@ -185,7 +185,7 @@ def test_runs_through_two_servers_each_run_in_one_job_process(
     with Service(serve.root / "ws") as service:
         for job_id in runs:
             details = service.jobs.details(job_id)
-            assert details["node_stats"][0]["success"] == 3, details  # the wiki's three pages
+            assert details.node_stats[0].success == 3, details  # the wiki's three pages
 
 
 def test_a_workflow_deleted_through_one_server_stops_firing_on_the_other(
@@ -229,7 +229,7 @@ def test_a_schedule_changed_through_the_cli_is_followed_by_a_running_server(
         return done.stdout
 
     body = tmp_path / "workflow.json"
-    body.write_text(json.dumps(wiki_workflow(source["id"], "every 15 minutes")))
+    body.write_text(json.dumps(wiki_workflow(source.id, "every 15 minutes")))
     workflow_id = json.loads(cli("create", str(body)))["id"]
     wait_for(
         "the server scheduling a workflow the CLI created",

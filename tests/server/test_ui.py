@@ -124,7 +124,7 @@ def test_an_api_key_signs_in_on_the_sign_in_page(server: Server) -> None:
     assert http.get("/ui/workflows").status_code == 200
     with Service(server.workspace) as service:
         record, other = service.keys.create("to revoke")
-        service.keys.revoke(record["id"])
+        service.keys.revoke(record.id)
     assert server.client(key="").post("/ui/login", data={"key": other}).status_code == 401
 
 
@@ -135,7 +135,7 @@ def test_a_session_opened_with_an_api_key_ends_when_the_key_is_revoked(server: S
     assert by_key.post("/ui/login", data={"key": key}).status_code == 303
     assert by_key.get("/ui/").status_code == 200
     with Service(server.workspace) as service:  # as `ingestflow keys revoke` does
-        service.keys.revoke(record["id"])
+        service.keys.revoke(record.id)
     assert server.client(key=key).get(f"{API}/workflows").status_code == 401
     assert by_key.get("/ui/").status_code == 401
     assert by_key.get("/ui/jobs/abc/progress").status_code == 401

@@ -58,8 +58,8 @@ def connector_group(name: str, role: str | None) -> typer.Typer:
         if not records:
             typer.echo(f"no stored {what}s; `ingestflow {name} create FILE` stores one")
         for r in records:
-            where = r["config"].get("url") or r["config"].get("uri") or ""
-            typer.echo(f"{r['id'][:8]}  {r['name']}  [{r['type']}]  {where}")
+            where = r.config.get("url") or r.config.get("uri") or ""
+            typer.echo(f"{r.id[:8]}  {r.name}  [{r.type}]  {where}")
 
     @sub.command("get")
     def get(ref: RefArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
@@ -81,7 +81,7 @@ def connector_group(name: str, role: str | None) -> typer.Typer:
         """Delete a stored connector no workflow uses."""
         with failing_cleanly(), _service(workspace) as service:
             answer = service.connectors.delete(ref, role)
-        typer.echo(f"deleted {answer['id']}")
+        typer.echo(f"deleted {answer.id}")
 
     @sub.command("check")
     def check(

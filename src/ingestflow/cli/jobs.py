@@ -226,7 +226,7 @@ def jobs_cancel(job_id: JobArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> 
     """Stop a job: one not started yet at once, a running one after the documents in progress."""
     with failing_cleanly(), _service(workspace) as service:
         answer = service.jobs.cancel(job_id)
-    typer.echo(f"{answer['id']}: {answer['message']}")
+    typer.echo(f"{answer.id}: {answer.message}")
 
 
 @jobs_app.command("resume")

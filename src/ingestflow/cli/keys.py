@@ -22,7 +22,7 @@ def create(
 
     with failing_cleanly(), Service(workspace) as service:
         record, key = service.keys.create(name)
-    typer.echo(f"key {record['id']} created; it is shown only now, keep it safe:", err=True)
+    typer.echo(f"key {record.id} created; it is shown only now, keep it safe:", err=True)
     typer.echo(key)
 
 
@@ -39,8 +39,8 @@ def list_(workspace: WorkspaceOpt = DEFAULT_WORKSPACE, as_json: JsonOpt = False)
     if not records:
         typer.echo("no keys; `ingestflow keys create` makes one")
     for r in records:
-        state = f"revoked {r['revoked_at'][:19]}" if r["revoked_at"] else "active"
-        typer.echo(f"{r['id'][:8]}  …{r['ends_with']}  {r['name'] or '-'}  {state}")
+        state = f"revoked {r.revoked_at[:19]}" if r.revoked_at else "active"
+        typer.echo(f"{r.id[:8]}  …{r.ends_with}  {r.name or '-'}  {state}")
 
 
 @keys_app.command("revoke")
@@ -53,4 +53,4 @@ def revoke(
 
     with failing_cleanly(), Service(workspace) as service:
         record = service.keys.revoke(key_id)
-    typer.echo(f"revoked {record['id']}")
+    typer.echo(f"revoked {record.id}")

@@ -88,8 +88,10 @@ def failing_cleanly(where: str = "") -> Iterator[None]:
 
 
 def echo_json(value: Any) -> None:
-    """A record or list as indented JSON on stdout."""
-    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    """A record or list as indented JSON on stdout (a service record as the API sends it)."""
+    from ingestflow.service.records import wire
+
+    typer.echo(json.dumps(wire(value), indent=2, ensure_ascii=False, default=str))
 
 
 def seconds(record: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ def list_(as_json: JsonOpt = False) -> None:
         echo_json(items)
         return
     for item in items:
-        typer.echo(f"{item['id']:<24} {item['description']}")
+        typer.echo(f"{item.id:<24} {item.description}")
 
 
 @templates_app.command("get")

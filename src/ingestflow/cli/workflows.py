@@ -52,9 +52,9 @@ def list_(
         typer.echo("no stored workflows; `ingestflow workflows create FILE` stores one")
         return
     for r in records:
-        chain = " → ".join(n["name"] for n in r["workflow_nodes"]) or r.get("template_id", "")
-        schedule = r["schedule"]["crontab_entries"][0]["cron_expression"] if r["schedule"] else ""
-        typer.echo(f"{r['id'][:8]}  {r['name']}  [{r['workflow_type']}] {chain}  {schedule}")
+        chain = " → ".join(n.name for n in r.workflow_nodes) or r.template_id or ""
+        schedule = r.schedule.crontab_entries[0].cron_expression if r.schedule else ""
+        typer.echo(f"{r.id[:8]}  {r.name}  [{r.workflow_type}] {chain}  {schedule}")
 
 
 @workflows_app.command("get")
@@ -76,7 +76,7 @@ def delete(ref: RefArg, workspace: WorkspaceOpt = DEFAULT_WORKSPACE) -> None:
     """Delete a stored workflow (its jobs' records stay)."""
     with failing_cleanly(), _service(workspace) as service:
         answer = service.workflows.delete(ref)
-    typer.echo(f"deleted {answer['id']}")
+    typer.echo(f"deleted {answer.id}")
 
 
 @workflows_app.command("run", cls=SpreadInputs)

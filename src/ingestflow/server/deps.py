@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader
 
 from ingestflow.service import LitePaths, Service, UploadLimits
+from ingestflow.service.records import WorkflowInformation
 
 service_key = APIKeyHeader(name="service-api-key", auto_error=False, scheme_name="ServiceApiKey")
 sdk_key = APIKeyHeader(name="unstructured-api-key", auto_error=False, scheme_name="SdkApiKey")
@@ -31,7 +32,7 @@ class ServerState:
         if self.launcher is not None:
             self.launcher.wake()
 
-    def workflow_changed(self, workflow_id: str, record: dict[str, Any] | None) -> None:
+    def workflow_changed(self, workflow_id: str, record: WorkflowInformation | None) -> None:
         """The service changed a workflow (`record`; None: deleted): its schedule follows."""
         if self.schedules is not None:
             self.schedules.sync(record, workflow_id)
@@ -74,7 +75,9 @@ StateDep = Annotated[ServerState, Depends(state)]
 
 
 def both(router: APIRouter, method: str, path: str, **kwargs: Any) -> Callable[[Any], Any]:
-    """Register a route at `path` and at `path/` (no redirect); only the first is documented."""
+    """Register a route at `path` and at `path/` (no redirect); only the first is documented.
+    A record's unset fields stay out of the JSON (a job's `runtime` before it ran), its nulls in."""
+    kwargs.setdefault("response_model_exclude_unset", True)
 
     def decorate(func: Any) -> Any:
         router.add_api_route(path, func, methods=[method], **kwargs)

@@ -19,6 +19,7 @@ from ingestflow.connectors.registry import (
 )
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.service.lite_paths import LitePaths
+from ingestflow.service.records import ConnectionCheck, ConnectorInformation, Deleted
 from ingestflow.service.validation import load_body
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import mask_secrets
@@ -34,7 +35,7 @@ class Connectors:
         self.ws = ws
         self.lite = lite or LitePaths()
 
-    def create(self, body: Any, role: str | None = None) -> dict[str, Any]:
+    def create(self, body: Any, role: str | None = None) -> ConnectorInformation:
         """Validate and store a connector body; returns its record (secrets masked)."""
         checked = self._checked(body, role)
         assert checked.connector is not None
@@ -64,7 +65,7 @@ class Connectors:
             )
         return rows[0]
 
-    def get(self, ref: str, role: str | None = None) -> dict[str, Any]:
+    def get(self, ref: str, role: str | None = None) -> ConnectorInformation:
         """The connector record: id, name, type, config (secrets masked), dates."""
         row = self.row(ref, role)
         record = {
@@ -76,11 +77,11 @@ class Connectors:
         }
         if row["updated_at"]:
             record["updated_at"] = row["updated_at"]
-        return record
+        return ConnectorInformation.model_validate(record)
 
     def list(
         self, role: str | None = None, type_: str | None = None
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[ConnectorInformation]:
         """Records of every connector, or of one role and/or type."""
         if role not in (None, "source", "destination"):
             raise WorkflowInvalid(
@@ -96,7 +97,7 @@ class Connectors:
         )
         return [self.get(r["id"]) for r in rows]
 
-    def update(self, ref: str, body: Any, role: str | None = None) -> dict[str, Any]:
+    def update(self, ref: str, body: Any, role: str | None = None) -> ConnectorInformation:
         """Replace a connector's config (the body is `{"config": {...}}`); masked secrets kept."""
         row = self.row(ref, role)
         if not isinstance(body, dict) or set(body) - {"config", "name", "type"}:
@@ -132,7 +133,7 @@ class Connectors:
             raise _name_taken(name) from None
         return self.get(row["id"])
 
-    def delete(self, ref: str, role: str | None = None) -> dict[str, Any]:
+    def delete(self, ref: str, role: str | None = None) -> Deleted:
         """Delete a connector no stored workflow uses."""
         row = self.row(ref, role)
         users = [
@@ -146,7 +147,7 @@ class Connectors:
                 "delete or change them first"
             )
         self.ws.connectors.delete(row["id"])
-        return {"detail": f"{row['role']} {row['id']} deleted", "id": row["id"]}
+        return Deleted(detail=f"{row['role']} {row['id']} deleted", id=row["id"])
 
     def body(self, ref: str, role: str | None = None) -> dict[str, Any]:
         """The stored create body, with secrets: for running only, never for a record."""
@@ -181,13 +182,13 @@ class Connectors:
         options = self.lite.options(checked.config)
         return check_connector(checked.connector.type, checked.config, **options).as_dict()
 
-    def start_check(self, ref: str, role: str | None = None) -> dict[str, Any]:
+    def start_check(self, ref: str, role: str | None = None) -> ConnectionCheck:
         """Record a SCHEDULED connection check of a stored connector; `run_check` does it."""
         row = self.row(ref, role)
         check_id = self.ws.checks.insert(connector_id=row["id"], status="SCHEDULED")
         return self._check_record(check_id)
 
-    def run_check(self, check_id: str) -> dict[str, Any]:
+    def run_check(self, check_id: str) -> ConnectionCheck:
         """Do a recorded check: connect, authenticate, look (no crawl, no write)."""
         check = self.ws.checks.get(check_id)
         if check is None:
@@ -203,7 +204,7 @@ class Connectors:
         self.ws.checks.update(check_id, status=status, reason=reason, reported_at=now())
         return self._check_record(check_id)
 
-    def last_check(self, ref: str, role: str | None = None) -> dict[str, Any]:
+    def last_check(self, ref: str, role: str | None = None) -> ConnectionCheck:
         """The latest connection check of a connector; NotFound when none was made."""
         row = self.row(ref, role)
         checks = self.ws.checks.select(
@@ -246,16 +247,16 @@ class Connectors:
             raise WorkflowInvalid(problems, what=what or f"{role or 'connector'}")
         return checked
 
-    def _check_record(self, check_id: str) -> dict[str, Any]:
+    def _check_record(self, check_id: str) -> ConnectionCheck:
         check = self.ws.checks.get(check_id)
         assert check is not None
-        return {
-            "id": check["id"],
-            "status": check["status"],
-            "created_at": check["created_at"],
-            "reason": check["reason"],
-            "reported_at": check["reported_at"],
-        }
+        return ConnectionCheck(
+            id=check["id"],
+            status=check["status"],
+            created_at=check["created_at"],
+            reason=check["reason"],
+            reported_at=check["reported_at"],
+        )
 
 
 def _name_taken(name: str) -> WorkflowInvalid:

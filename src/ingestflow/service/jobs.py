@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
+from ingestflow.service.records import JobCancel, JobDetails, JobFailedFiles, JobInformation
 from ingestflow.spec.problems import Problem
 from ingestflow.store import Workspace
 from ingestflow.store.job_rows import ACTIVE_STATUSES, JOB_STATUSES
@@ -85,27 +86,29 @@ class Jobs:
         """The full record: JobInformation, JobDetails, failed files, per-file outcomes."""
         return self.ws.job_record(ref)
 
-    def information(self, ref: str) -> dict[str, Any]:
+    def information(self, ref: str) -> JobInformation:
         """JobInformation (the REST shape)."""
         return information(self.get(ref))
 
-    def details(self, ref: str) -> dict[str, Any]:
+    def details(self, ref: str) -> JobDetails:
         """JobDetails: processing status, per-node counts, message."""
         record = self.get(ref)
-        return {
-            "id": record["id"],
-            "processing_status": record["processing_status"],
-            "node_stats": record["node_stats"],
-            "message": record["message"],
-            "deleted": record["deleted"],  # documents that left the source, removed (an extra)
-            "progress": record.get("progress"),  # live document counts (found, written, left)
-        }
+        return JobDetails.model_validate(
+            {
+                "id": record["id"],
+                "processing_status": record["processing_status"],
+                "node_stats": record["node_stats"],
+                "message": record["message"],
+                "deleted": record["deleted"],  # documents that left the source, removed
+                "progress": record.get("progress"),  # live document counts (found, written, left)
+            }
+        )
 
-    def failed_files(self, ref: str) -> dict[str, Any]:
+    def failed_files(self, ref: str) -> JobFailedFiles:
         """The documents that failed, each with its reason."""
-        return {"failed_files": self.get(ref)["failed_files"]}
+        return JobFailedFiles.model_validate({"failed_files": self.get(ref)["failed_files"]})
 
-    def cancel(self, ref: str) -> dict[str, Any]:
+    def cancel(self, ref: str) -> JobCancel:
         """Stop a job: one not started yet is STOPPED at once; a running one stops after the
         documents in progress (finished documents are kept)."""
         row = self.ws.job_row(ref)
@@ -122,7 +125,7 @@ class Jobs:
                 processing_status="STOPPED",
                 message="cancelled before it finished",
             )
-        return {"id": row["id"], "status": "cancelled", "message": message}
+        return JobCancel(id=row["id"], status="cancelled", message=message)
 
     def download(self, ref: str, file: str, node: str | None) -> builtins.list[dict[str, Any]]:
         """The elements of one file after one node (no node: the last node's, i.e. the output)."""
@@ -240,9 +243,9 @@ def _status(status: str | None) -> str | None:
     return status.upper() if status else None
 
 
-def information(record: dict[str, Any]) -> dict[str, Any]:
+def information(record: dict[str, Any]) -> JobInformation:
     """The JobInformation part of a full job record."""
-    return {k: record[k] for k in INFORMATION if k in record}
+    return JobInformation.model_validate({k: record[k] for k in INFORMATION if k in record})
 
 
 def _runs_alone(row: Any) -> bool:

@@ -9,6 +9,7 @@ import secrets
 from typing import Any
 
 from ingestflow.errors import NotFound
+from ingestflow.service.records import KeyRecord
 from ingestflow.store import Workspace, now
 
 PREFIX = "ifk_"
@@ -20,21 +21,21 @@ class Keys:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
 
-    def create(self, name: str | None = None) -> tuple[dict[str, Any], str]:
+    def create(self, name: str | None = None) -> tuple[KeyRecord, str]:
         """A new key: its record, and the key itself (the only time it is ever available)."""
         key = PREFIX + secrets.token_urlsafe(32)
         key_id = self.ws.keys.insert(name=name or "", digest=_digest(key), hint=key[-4:])
         return self.record(key_id), key
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[KeyRecord]:
         """Every key's record (never the key): id, name, last four characters, dates."""
         return [self._record(r) for r in self.ws.keys.select()]
 
-    def record(self, ref: str) -> dict[str, Any]:
+    def record(self, ref: str) -> KeyRecord:
         """One key's record."""
         return self._record(self._row(ref))
 
-    def revoke(self, ref: str) -> dict[str, Any]:
+    def revoke(self, ref: str) -> KeyRecord:
         """Revoke a key: requests carrying it are refused from now on."""
         row = self._row(ref)
         if not row["revoked_at"]:
@@ -76,14 +77,14 @@ class Keys:
         return rows[0]
 
     @staticmethod
-    def _record(row: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "id": row["id"],
-            "name": row["name"],
-            "ends_with": row["hint"],
-            "created_at": row["created_at"],
-            "revoked_at": row["revoked_at"],
-        }
+    def _record(row: dict[str, Any]) -> KeyRecord:
+        return KeyRecord(
+            id=row["id"],
+            name=row["name"],
+            ends_with=row["hint"],
+            created_at=row["created_at"],
+            revoked_at=row["revoked_at"],
+        )
 
 
 def _digest(key: str) -> str:

@@ -180,9 +180,9 @@ class Runs:
             body = {"name": name, "workflow_type": "custom", "workflow_nodes": data["job_nodes"]}
         record = self.workflows.create(body, kind=ON_DEMAND)
         try:
-            return self.submit(record["id"], uploads, limits, job_type="ephemeral")
+            return self.submit(record.id, uploads, limits, job_type="ephemeral")
         except BaseException:
-            self.ws.workflows.delete(record["id"])
+            self.ws.workflows.delete(record.id)
             raise
 
     def execute(self, job_id: str, progress: ProgressFn | None = None) -> dict[str, Any]:

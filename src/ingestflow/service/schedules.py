@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -26,6 +26,7 @@ from ingestflow.errors import one_line
 
 if TYPE_CHECKING:
     from ingestflow.service.core import Service
+    from ingestflow.service.records import WorkflowInformation
 
 log = logging.getLogger("ingestflow.server")
 _RESYNC = "ingestflow:resync"  # the scheduler's own job: no workflow id looks like it
@@ -123,7 +124,7 @@ class Schedules:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
 
-    def sync(self, record: dict[str, Any] | None, workflow_id: str) -> None:
+    def sync(self, record: WorkflowInformation | None, workflow_id: str) -> None:
         """Follow a workflow's create, update (`record`) or delete (`record` None) at once."""
         with self._lock:
             self._follow(workflow_id, record)
@@ -134,7 +135,7 @@ class Schedules:
 
         with self._lock:
             with Service(self.workspace) as service:
-                stored = {r["id"]: r for r in service.workflows.scheduled() if r.get("schedule")}
+                stored = {r.id: r for r in service.workflows.scheduled() if r.schedule}
             for workflow_id in set(self.triggers) - set(stored):
                 self._follow(workflow_id, None)
             for workflow_id, record in stored.items():
@@ -150,7 +151,7 @@ class Schedules:
         except Exception as exc:  # a busy or broken store now: the next resync tries again
             log.error("schedule: reading the stored schedules failed: %s", one_line(exc))
 
-    def _follow(self, workflow_id: str, record: dict[str, Any] | None) -> None:
+    def _follow(self, workflow_id: str, record: WorkflowInformation | None) -> None:
         """Schedule the workflow as `record` says (None or no schedule: not at all)."""
         cron = _cron(record)
         known = self.triggers.get(workflow_id)
@@ -171,10 +172,10 @@ class Schedules:
             trigger,
             args=[workflow_id],
             id=workflow_id,
-            name=record["name"],
+            name=record.name,
             replace_existing=True,
         )
-        log.info("schedule: workflow %s (%r) runs on %s", workflow_id, record["name"], cron)
+        log.info("schedule: workflow %s (%r) runs on %s", workflow_id, record.name, cron)
 
     def fire(self, workflow_id: str) -> str | None:
         """Submit the `scheduled` job of the workflow's firing now, unless another server has,
@@ -232,6 +233,6 @@ def _why_not(service: Service, workflow_id: str, fire_time: str) -> str:
     return "another firing of it is being submitted"
 
 
-def _cron(record: dict[str, Any] | None) -> str | None:
-    schedule = (record or {}).get("schedule")
-    return schedule["crontab_entries"][0]["cron_expression"] if schedule else None
+def _cron(record: WorkflowInformation | None) -> str | None:
+    schedule = record.schedule if record is not None else None
+    return schedule.crontab_entries[0].cron_expression if schedule else None

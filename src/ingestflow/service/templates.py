@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ingestflow.service.records import TemplateDetail, TemplateListItem
 from ingestflow.spec.templates import TEMPLATES, get_template
 
 
 class Templates:
     """The built-in templates."""
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[TemplateListItem]:
         """TemplateListItem of every template."""
-        return [t.list_item() for t in TEMPLATES.values()]
+        return [TemplateListItem.model_validate(t.list_item()) for t in TEMPLATES.values()]
 
-    def get(self, template_id: str) -> dict[str, Any]:
+    def get(self, template_id: str) -> TemplateDetail:
         """TemplateDetail: the list item plus its nodes; NotFound names the ones that exist."""
-        return get_template(template_id).detail()
+        return TemplateDetail.model_validate(get_template(template_id).detail())

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
+from ingestflow.service.records import Deleted, WorkflowInformation
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.record import workflow_record
 from ingestflow.spec.secrets import keep_masked_node_secrets
@@ -29,7 +30,7 @@ _NODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 #: Hears a workflow's create or update (its record) or delete (None), by workflow id.
-WorkflowListener = Callable[[str, dict[str, Any] | None], None]
+WorkflowListener = Callable[[str, WorkflowInformation | None], None]
 
 
 class Workflows:
@@ -45,7 +46,7 @@ class Workflows:
         self.on_change = on_change or (lambda workflow_id, record: None)
 
     # --- writes ---------------------------------------------------------------------------
-    def create(self, body: Any, kind: str = PERSISTENT) -> dict[str, Any]:
+    def create(self, body: Any, kind: str = PERSISTENT) -> WorkflowInformation:
         """Check a create body against every rule and store it; returns its record."""
         masked: builtins.list[Problem] = []
         if isinstance(body, dict):  # a masked secret here has nothing stored to stand for
@@ -64,7 +65,7 @@ class Workflows:
         self.on_change(workflow_id, record)
         return record
 
-    def update(self, ref: str, body: Any) -> dict[str, Any]:
+    def update(self, ref: str, body: Any) -> WorkflowInformation:
         """Change a long-lived workflow: the fields given replace the stored ones, then the whole
         workflow is checked again."""
         row = self.row(ref)
@@ -111,7 +112,7 @@ class Workflows:
         self.on_change(row["id"], record)
         return record
 
-    def delete(self, ref: str) -> dict[str, Any]:
+    def delete(self, ref: str) -> Deleted:
         """Delete a workflow that has no job scheduled or running (its jobs' records stay)."""
         row = self.row(ref)
         with self.ws.transaction():  # a run submitted meanwhile waits, then finds no workflow
@@ -123,7 +124,7 @@ class Workflows:
                 )
             self.ws.workflows.delete(row["id"])
         self.on_change(row["id"], None)
-        return {"detail": f"workflow {row['id']} deleted", "id": row["id"]}
+        return Deleted(detail=f"workflow {row['id']} deleted", id=row["id"])
 
     # --- reads ----------------------------------------------------------------------------
     def row(self, ref: str) -> dict[str, Any]:
@@ -143,7 +144,7 @@ class Workflows:
             )
         return rows[0]
 
-    def get(self, ref: str) -> dict[str, Any]:
+    def get(self, ref: str) -> WorkflowInformation:
         """The workflow record (secrets in node settings masked)."""
         return _record(self.row(ref))
 
@@ -164,7 +165,7 @@ class Workflows:
         sort_direction: str = "asc",
         page: int = 1,
         page_size: int = 20,
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[WorkflowInformation]:
         """Long-lived workflows matching the filters, sorted and paged (pages count from 1)."""
         problems = []
         if sort_by not in SORT_FIELDS:
@@ -189,18 +190,18 @@ class Workflows:
         records = [
             r
             for r in records
-            if (source_id is None or source_id in r["sources"])
-            and (destination_id is None or destination_id in r["destinations"])
-            and (status is None or r["status"] == status)
-            and (name is None or name.lower() in r["name"].lower())
-            and (since is None or _in_terms_of(r["created_at"], since) >= since)
-            and (before is None or _in_terms_of(r["created_at"], before) < before)
+            if (source_id is None or source_id in r.sources)
+            and (destination_id is None or destination_id in r.destinations)
+            and (status is None or r.status == status)
+            and (name is None or name.lower() in r.name.lower())
+            and (since is None or _in_terms_of(r.created_at, since) >= since)
+            and (before is None or _in_terms_of(r.created_at, before) < before)
         ]
-        records.sort(key=lambda r: str(r.get(sort_by) or ""), reverse=sort_direction == "desc")
+        records.sort(key=lambda r: str(getattr(r, sort_by) or ""), reverse=sort_direction == "desc")
         start = (page - 1) * page_size
         return records[start : start + page_size]
 
-    def scheduled(self) -> builtins.list[dict[str, Any]]:
+    def scheduled(self) -> builtins.list[WorkflowInformation]:
         """Records of the long-lived workflows that have a schedule (read every few seconds by
         each server: only those rows are decoded)."""
         where = "kind = ? AND json_extract(body, '$.schedule') IS NOT NULL"
@@ -244,7 +245,7 @@ class Workflows:
         return stored
 
 
-def _record(row: dict[str, Any]) -> dict[str, Any]:
+def _record(row: dict[str, Any]) -> WorkflowInformation:
     from ingestflow.spec.models import WorkflowCreate
 
     workflow = WorkflowCreate.model_validate(row["body"])
@@ -257,7 +258,7 @@ def _record(row: dict[str, Any]) -> dict[str, Any]:
     )
     if row["kind"] != PERSISTENT:
         record["on_demand"] = True
-    return record
+    return WorkflowInformation.model_validate(record)
 
 
 def _with_node_ids(

@@ -7,6 +7,7 @@ from fastapi import APIRouter, BackgroundTasks, Query
 from ingestflow.server.bodies import JsonBody, json_doc
 from ingestflow.server.deps import ServiceDep, StateDep, both
 from ingestflow.server.errors import responses
+from ingestflow.service.records import ConnectionCheck, ConnectorInformation, Deleted
 
 router = APIRouter(tags=["connectors"])
 _CREATE_DOC = json_doc(
@@ -40,7 +41,7 @@ def _routes(role: str) -> None:
         destination_type: Annotated[
             str | None, Query(include_in_schema=role == "destination")
         ] = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ConnectorInformation]:
         """Stored connectors of this role (secrets masked)."""
         return svc.connectors.list(role, source_type or destination_type)
 
@@ -52,12 +53,12 @@ def _routes(role: str) -> None:
         openapi_extra=_CREATE_DOC,
         responses=responses(413, 422),
     )
-    def create(body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
+    def create(body: JsonBody, svc: ServiceDep) -> ConnectorInformation:
         """Store a connector: name (unique), type, config."""
         return svc.connectors.create(body, role)
 
     @both(router, "GET", plural + "/{connector_id}", name=f"get_{role}", responses=responses(404))
-    def get(connector_id: str, svc: ServiceDep) -> dict[str, Any]:
+    def get(connector_id: str, svc: ServiceDep) -> ConnectorInformation:
         """One connector (secrets masked)."""
         return svc.connectors.get(connector_id, role)
 
@@ -69,7 +70,7 @@ def _routes(role: str) -> None:
         openapi_extra=_UPDATE_DOC,
         responses=responses(404, 413),
     )
-    def update(connector_id: str, body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
+    def update(connector_id: str, body: JsonBody, svc: ServiceDep) -> ConnectorInformation:
         """Replace the config; a secret sent back masked keeps its stored value."""
         return svc.connectors.update(connector_id, body, role)
 
@@ -80,7 +81,7 @@ def _routes(role: str) -> None:
         name=f"delete_{role}",
         responses=responses(404, 409),
     )
-    def delete(connector_id: str, svc: ServiceDep) -> dict[str, Any]:
+    def delete(connector_id: str, svc: ServiceDep) -> Deleted:
         """Delete a connector no workflow uses."""
         return svc.connectors.delete(connector_id, role)
 
@@ -94,10 +95,10 @@ def _routes(role: str) -> None:
     )
     def start_check(
         connector_id: str, svc: ServiceDep, state: StateDep, tasks: BackgroundTasks
-    ) -> dict[str, Any]:
+    ) -> ConnectionCheck:
         """Start a connection check; GET the same path for its outcome."""
         record = svc.connectors.start_check(connector_id, role)
-        tasks.add_task(_run_check, state, record["id"])
+        tasks.add_task(_run_check, state, record.id)
         return record
 
     @both(
@@ -107,7 +108,7 @@ def _routes(role: str) -> None:
         name=f"last_check_{role}",
         responses=responses(404),
     )
-    def last_check(connector_id: str, svc: ServiceDep) -> dict[str, Any]:
+    def last_check(connector_id: str, svc: ServiceDep) -> ConnectionCheck:
         """The latest connection check of the connector."""
         return svc.connectors.last_check(connector_id, role)
 

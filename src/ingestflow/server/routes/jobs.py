@@ -12,6 +12,7 @@ from ingestflow.server.errors import responses
 from ingestflow.server.uploads import MULTIPART_DOC, read_form
 from ingestflow.service import Service
 from ingestflow.service.jobs import PAGE_SIZE, information
+from ingestflow.service.records import JobCancel, JobDetails, JobFailedFiles, JobInformation
 
 router = APIRouter(tags=["jobs"])
 _ON_DEMAND_DOC = {
@@ -63,7 +64,7 @@ def list_jobs(
     status: str | None = None,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     page_size: Annotated[int, Query(ge=1, le=1000)] = PAGE_SIZE,
-) -> list[dict[str, Any]]:
+) -> list[JobInformation]:
     """Jobs, newest first, of one workflow and/or in one status, a page at a time; the body is
     the list the SDK reads, the headers say how many there are and where the next page is."""
     found = svc.jobs.page(workflow_id, status, page, page_size)
@@ -75,11 +76,11 @@ def list_jobs(
 
 
 @both(router, "POST", "/jobs", openapi_extra=_ON_DEMAND_DOC, responses=responses(413, 422))
-async def create_job(request: Request, state: StateDep) -> dict[str, Any]:
+async def create_job(request: Request, state: StateDep) -> JobInformation:
     """An on-demand job: `request_data` names a template or lists the nodes; files are its input."""
     files, fields = await read_form(request, state.limits, extra_fields=1)
 
-    def submit() -> dict[str, Any]:
+    def submit() -> JobInformation:
         with Service(state.workspace) as svc:
             return information(svc.runs.on_demand(fields.get("request_data"), files, state.limits))
 
@@ -89,19 +90,19 @@ async def create_job(request: Request, state: StateDep) -> dict[str, Any]:
 
 
 @both(router, "GET", "/jobs/{job_id}", responses=responses(404))
-def get_job(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+def get_job(job_id: str, svc: ServiceDep) -> JobInformation:
     """One job."""
     return svc.jobs.information(job_id)
 
 
 @both(router, "GET", "/jobs/{job_id}/details", responses=responses(404))
-def job_details(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+def job_details(job_id: str, svc: ServiceDep) -> JobDetails:
     """Processing status and per-node counts."""
     return svc.jobs.details(job_id)
 
 
 @both(router, "GET", "/jobs/{job_id}/failed-files", responses=responses(404))
-def failed_files(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+def failed_files(job_id: str, svc: ServiceDep) -> JobFailedFiles:
     """The documents that failed, each with its reason."""
     return svc.jobs.failed_files(job_id)
 
@@ -115,13 +116,13 @@ def download(
 
 
 @both(router, "POST", "/jobs/{job_id}/cancel", responses=responses(404, 409))
-def cancel(job_id: str, svc: ServiceDep) -> dict[str, Any]:
+def cancel(job_id: str, svc: ServiceDep) -> JobCancel:
     """Stop a job (finished documents are kept)."""
     return svc.jobs.cancel(job_id)
 
 
 @both(router, "POST", "/jobs/{job_id}/resume", status_code=202, responses=responses(404, 409))
-def resume(job_id: str, svc: ServiceDep, state: StateDep) -> dict[str, Any]:
+def resume(job_id: str, svc: ServiceDep, state: StateDep) -> JobInformation:
     """Continue a stopped or interrupted job in place: the same job, SCHEDULED again, runs only
     the documents it had not written yet. 409 for a job still running, one that finished, or
     one whose workflow changed since."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
@@ -13,6 +13,7 @@ from ingestflow.server.errors import responses
 from ingestflow.server.uploads import MULTIPART_DOC, read_form
 from ingestflow.service import Service
 from ingestflow.service.jobs import information
+from ingestflow.service.records import Deleted, JobInformation, WorkflowInformation
 
 router = APIRouter(tags=["workflows"])
 _WORKFLOW_DOC = json_doc(
@@ -49,7 +50,7 @@ def list_workflows(
     sort_direction: str = "asc",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     page_size: Annotated[int, Query(ge=1, le=1000)] = 20,
-) -> list[dict[str, Any]]:
+) -> list[WorkflowInformation]:
     """Long-lived workflows, filtered, sorted and paged."""
     return svc.workflows.list(
         source_id=source_id,
@@ -66,13 +67,13 @@ def list_workflows(
 
 
 @both(router, "POST", "/workflows", openapi_extra=_WORKFLOW_DOC, responses=responses(413, 422))
-def create_workflow(body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
+def create_workflow(body: JsonBody, svc: ServiceDep) -> WorkflowInformation:
     """Create a workflow; every rule is checked and every problem reported at once (422)."""
     return svc.workflows.create(body)
 
 
 @both(router, "GET", "/workflows/{workflow_id}", responses=responses(404))
-def get_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
+def get_workflow(workflow_id: str, svc: ServiceDep) -> WorkflowInformation:
     """One workflow."""
     return svc.workflows.get(workflow_id)
 
@@ -84,13 +85,13 @@ def get_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
     openapi_extra=_WORKFLOW_DOC,
     responses=responses(404, 413),
 )
-def update_workflow(workflow_id: str, body: JsonBody, svc: ServiceDep) -> dict[str, Any]:
+def update_workflow(workflow_id: str, body: JsonBody, svc: ServiceDep) -> WorkflowInformation:
     """Change a long-lived workflow (on-demand ones cannot be updated)."""
     return svc.workflows.update(workflow_id, body)
 
 
 @both(router, "DELETE", "/workflows/{workflow_id}", responses=responses(404, 409))
-def delete_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
+def delete_workflow(workflow_id: str, svc: ServiceDep) -> Deleted:
     """Delete a workflow with no job scheduled or running."""
     return svc.workflows.delete(workflow_id)
 
@@ -105,13 +106,13 @@ def delete_workflow(workflow_id: str, svc: ServiceDep) -> dict[str, Any]:
 )
 async def run_workflow(
     workflow_id: str, request: Request, state: StateDep, keep_deleted: bool = False
-) -> dict[str, Any]:
+) -> JobInformation:
     """Run a workflow as a job (files in a multipart body for a local source); 202 with the
     job, which runs in the background: poll GET /jobs/{job_id}. `keep_deleted` (reprocess_all
     false): keep in the destination the documents that left the source."""
     files, _ = await read_form(request, state.limits)
 
-    def submit() -> dict[str, Any]:
+    def submit() -> JobInformation:
         with Service(state.workspace) as svc:
             job = svc.runs.submit(workflow_id, files, state.limits, keep_deleted=keep_deleted)
             return information(job)

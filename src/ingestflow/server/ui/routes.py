@@ -112,7 +112,7 @@ def workflows_page(svc: ServiceDep) -> Response:
 def connectors_page(svc: ServiceDep) -> Response:
     """The stored connectors, read-only, secrets masked as the API masks them."""
     found = [
-        {**record, "role": role}
+        {**record.wire(), "role": role}
         for role in ("source", "destination")
         for record in svc.connectors.list(role=role)
     ]
