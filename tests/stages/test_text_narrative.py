@@ -112,3 +112,27 @@ def test_a_model_of_another_shape_gets_no_shortcut() -> None:
     assert text_narrative.receptive_field(Other()) is None
     Other.pipe_names = ["tok2vec", "parser", "tagger"]
     assert text_narrative.receptive_field(Other()) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "Plain words here.",
+        "12 345 67",
+        "a1 b2 c3",
+        "Ça va\u00a0très bien",
+        "\t\n\u2003x",
+        "—— !!",
+        "Ünïcödé wörds, 42%",
+        "x" * 3 + " 1" * 3,
+    ],
+)
+def test_the_letter_share_is_the_librarys(text: str) -> None:
+    from unstructured.partition.text_type import under_non_alpha_ratio
+
+    for threshold in (0.3, 0.5, 0.75):
+        assert text_narrative._under_non_alpha_ratio(text, threshold) == under_non_alpha_ratio(
+            text, threshold
+        )
