@@ -17,6 +17,7 @@ LAYERS = {
     "offline": 0,
     "files": 0,
     "locks": 0,
+    "local_model": 0,  # where the bundled embedding model and its ONNX export live
     "quality": 0,
     "spec": 1,
     "store": 1,

@@ -56,13 +56,23 @@ def workflow(blocks: list[str] | None, *enrichments: tuple[str, str]) -> dict[st
 TABLES = ("Tables", "openai_table_description")
 
 
+def crops(plan: Any) -> tuple[str, ...]:
+    """The crops the plan asks the partitioner to make for the nodes after it."""
+    return tuple(plan.nodes[0].inputs.crops_for_later)
+
+
+def drops(plan: Any) -> dict[str, tuple[str, ...]]:
+    """Node name -> the crops that leave the documents after it."""
+    return {n.name: n.inputs.drop_crops for n in plan.nodes if n.inputs.drop_crops}
+
+
 # --- the plan: who needs which crops, and where they go --------------------------------------
 def test_the_plan_derives_the_crops_from_the_enrichment_nodes() -> None:
     plan = build_plan(
         workflow(None, TABLES, ("Pictures", "openai_image_description")), endpoints={}
     )
-    assert plan.context.enrichment_crops == ("Table", "Image")
-    assert plan.context.drop_crops_after == {"Tables": ("Table",), "Pictures": ("Image",)}
+    assert crops(plan) == ("Table", "Image")
+    assert drops(plan) == {"Tables": ("Table",), "Pictures": ("Image",)}
 
 
 def test_listed_types_keep_their_crops_and_the_last_node_that_needs_one_drops_it() -> None:
@@ -75,17 +85,17 @@ def test_listed_types_keep_their_crops_and_the_last_node_that_needs_one_drops_it
         ),
         endpoints={},
     )
-    assert plan.context.drop_crops_after == {"Pictures": ("Image",)}
+    assert drops(plan) == {"Pictures": ("Image",)}
     plan = build_plan(workflow(None, TABLES, ("Html", "openai_table2html")), endpoints={})
-    assert plan.context.drop_crops_after == {"Html": ("Table",)}  # the later one of the two
+    assert drops(plan) == {"Html": ("Table",)}  # the later one of the two
 
 
 def test_ner_and_ocr_need_no_crops_of_their_own() -> None:
     plan = build_plan(
         workflow(["Image"], ("Entities", "anthropic_ner"), ("Ocr", "anthropic_ocr")), endpoints={}
     )
-    assert plan.context.enrichment_crops == ()
-    assert plan.context.drop_crops_after == {}
+    assert crops(plan) == ()
+    assert drops(plan) == {}
 
 
 # --- a run against a model server on loopback -------------------------------------------------

@@ -19,6 +19,7 @@ from ingestflow.cli import app
 from ingestflow.connectors.local import LocalSource
 from ingestflow.runner import preload
 from ingestflow.runner.plan import build_plan
+from ingestflow.spec.strategies import FAST
 from tests.conftest import FIXTURES
 from tests.stages.test_partition import HARBOUR, make_pdf
 
@@ -270,6 +271,7 @@ def test_a_local_source_tells_the_extensions_of_its_first_files(tmp_path: Path) 
 def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
     spec = {
         "threads": 1,
+        "preload": FAST.preload,  # what the strategy declares its workers load first
         "block_torch": True,
         "onnx": True,
         "suffixes": [".pdf", ".md", ".jpg", ".mp3", ".docx"],
@@ -312,6 +314,7 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
 def test_the_server_imports_the_high_res_stack_but_loads_no_model() -> None:
     spec = {
         "threads": 1,
+        "preload": FAST.preload,  # what the strategy declares its workers load first
         "block_torch": True,
         "onnx": False,
         "hi_res": True,

@@ -15,8 +15,9 @@ from ingestflow.runner.events import PagesPartitioned
 from ingestflow.runner.executor import RunOptions, run_workflow
 from ingestflow.runner.plan import build_plan
 from ingestflow.spec.settings import UnstructuredPartitionSettings
+from ingestflow.spec.strategies import FAST
 from ingestflow.stages.base import RunContext
-from ingestflow.stages.partition import PAGES_PER_PART, UnstructuredPartitionStage
+from ingestflow.stages.partition import UnstructuredPartitionStage
 from tests.stages.test_partition import HARBOUR, make_pdf
 
 PAGES = 60
@@ -76,7 +77,7 @@ def test_page_ranges_cover_a_long_pdf_once_in_order() -> None:
     ranges = stage.page_ranges(doc, workers=2)
     assert len(ranges) > 1
     assert [p for first, last in ranges for p in range(first, last + 1)] == list(range(1, 61))
-    assert all(last - first + 1 >= PAGES_PER_PART["fast"] for first, last in ranges[:-1])
+    assert all(last - first + 1 >= FAST.pages_per_part for first, last in ranges[:-1])
     assert stage.page_ranges(doc, workers=1) == []  # nothing to spread over
     short = Document("d", "r", "short.pdf", data=long_pdf(3))
     assert stage.page_ranges(short, workers=2) == []

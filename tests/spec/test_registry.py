@@ -149,7 +149,8 @@ def test_the_partitioners_strategy_load_and_torch_come_from_one_place(
     subtype = "unstructured_api" if "strategy" in settings else "vlm"
     kind = registry.lookup("partition", subtype)
     assert kind is not None
-    parsed = kind.settings.model_validate(settings)
+    parsed = kind.parse(kind.settings.model_validate(settings))
     assert isinstance(parsed, PartitionSettings)
-    assert parsed.run_strategy == strategy
+    assert type(parsed).STRATEGY is parsed.partition_strategy  # the strategy's own class
+    assert parsed.partition_strategy.name == strategy
     assert (kind.loading(parsed), kind.needs_torch(parsed)) == (loads, torch)

@@ -17,7 +17,7 @@ from ingestflow.errors import EnvironmentProblem, StageError
 from ingestflow.providers import client as client_module
 from ingestflow.providers.config import endpoints_from_env
 from ingestflow.spec.settings import EmptySettings, NERSettings
-from ingestflow.stages.base import RunContext
+from ingestflow.stages.base import NodeInputs, RunContext
 from ingestflow.stages.prompter import PrompterStage
 from tests.fakes.models import FakeModelServer, Fault, Request
 
@@ -62,10 +62,12 @@ def stage(
     subtype: str,
     environ: dict[str, str],
     settings: Any = None,
-    **context: Any,
+    **inputs: Any,
 ) -> PrompterStage:
-    ctx = RunContext(endpoints=endpoints_from_env(environ), strategy="hi_res", **context)
-    st = PrompterStage("Enricher", subtype, settings or EmptySettings(), ctx)
+    """An open enrichment stage; `inputs`: what flows into it (`NodeInputs`: image_types,
+    tasks, languages) as a plan would work them out."""
+    ctx = RunContext(endpoints=endpoints_from_env(environ))
+    st = PrompterStage("Enricher", subtype, settings or EmptySettings(), ctx, NodeInputs(**inputs))
     st.precheck()
     st.open()
     return st
@@ -180,8 +182,8 @@ def test_generative_ocr_reads_only_the_listed_types_and_skips_described_ones(
     st = stage(
         "provider_a_ocr",
         env(server),
-        image_block_types=("Image", "Table", "NarrativeText"),
-        enrichment_tasks=("image_description", "ocr"),
+        image_types=("Image", "Table", "NarrativeText"),
+        tasks=("image_description", "ocr"),
     )
     out = st.process(
         doc(
@@ -216,7 +218,7 @@ def test_requests_of_one_document_run_concurrently_within_the_limit(server: Fake
 def test_429_with_retry_after_and_5xx_are_retried(server: FakeModelServer):
     server.fault(Fault(429, headers={"Retry-After": "0.1"}), Fault(502), Fault(500))
     server.reply(lambda r: "PUMP 7")
-    out = stage("provider_c_ocr", env(server), image_block_types=("Image",)).process(
+    out = stage("provider_c_ocr", env(server), image_types=("Image",)).process(
         doc(element("Image", "x"))
     )
     assert out.elements[0]["text"] == "PUMP 7"
@@ -228,7 +230,7 @@ def test_a_timeout_is_retried_then_the_document_fails_in_one_line(server: FakeMo
     st = stage(
         "provider_c_ocr",
         env(server, INGESTFLOW_PROVIDER_C_TIMEOUT="0.5"),
-        image_block_types=("Image",),
+        image_types=("Image",),
     )
     with pytest.raises(StageError, match=r"no complete answer within 0\.5 s") as caught:
         st.process(doc(element("Image", "x")))
@@ -308,7 +310,7 @@ def test_a_wrong_key_is_a_clear_401(server: FakeModelServer):
 
 # --- configuration ------------------------------------------------------------------------------
 def test_no_endpoint_stops_at_precheck_naming_the_variable():
-    ctx = RunContext(endpoints={}, strategy="hi_res")
+    ctx = RunContext(endpoints={})
     st = PrompterStage("Enricher", "provider_c_ner", NERSettings(), ctx)
     with pytest.raises(EnvironmentProblem, match="set INGESTFLOW_PROVIDER_C_BASE_URL"):
         st.precheck()
@@ -328,7 +330,7 @@ def free_port() -> int:
 def test_a_model_server_that_is_not_running_stops_at_precheck(variable: str):
     # before any document is partitioned, not after each one; the variable the user set named
     url = f"http://127.0.0.1:{free_port()}/v1"
-    ctx = RunContext(endpoints=endpoints_from_env({variable: url}), strategy="hi_res")
+    ctx = RunContext(endpoints=endpoints_from_env({variable: url}))
     st = PrompterStage("Enricher", "provider_c_table_description", EmptySettings(), ctx)
     with pytest.raises(EnvironmentProblem, match=rf"no model server answers at {url}") as err:
         st.precheck()
@@ -337,7 +339,7 @@ def test_a_model_server_that_is_not_running_stops_at_precheck(variable: str):
 
 
 def test_a_running_model_server_passes_precheck_with_nothing_sent(server: FakeModelServer):
-    ctx = RunContext(endpoints=endpoints_from_env(env(server)), strategy="hi_res")
+    ctx = RunContext(endpoints=endpoints_from_env(env(server)))
     PrompterStage("Enricher", "provider_c_table_description", EmptySettings(), ctx).precheck()
     assert server.requests == []
 
@@ -389,7 +391,7 @@ def test_local_ocr_uses_tesseract_and_says_so():
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     encoded = base64.b64encode(buffer.getvalue()).decode()
-    st = stage("provider_c_ocr", LOCAL, image_block_types=("Image",))
+    st = stage("provider_c_ocr", LOCAL, image_types=("Image",))
     out = st.process(doc(element("Image", "", image_base64=encoded)))
     assert "Harbour pump seven" in out.elements[0]["text"]
     assert "tesseract" in out.elements[0]["metadata"]["enriched_by"]["Enricher"]

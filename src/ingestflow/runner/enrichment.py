@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ingestflow.elements import Document
-from ingestflow.stages.base import Stage
+from ingestflow.stages.base import ACTED_ON, Stage
 
 
 class EnrichmentTally:
@@ -14,10 +14,8 @@ class EnrichmentTally:
     summed from each document's `stats` (set by the node, in whatever worker ran it)."""
 
     def __init__(self, stages: Iterable[Stage]) -> None:
-        from ingestflow.stages.prompter import ACTED_ON, PrompterStage
-
         self._key = ACTED_ON
-        self._nodes = {s.name: s for s in stages if isinstance(s, PrompterStage)}
+        self._nodes = {s.name: s for s in stages if s.tallies_acted_on}
         self.documents = dict.fromkeys(self._nodes, 0)
         self.acted_on = dict.fromkeys(self._nodes, 0)
 
@@ -35,10 +33,10 @@ class EnrichmentTally:
         for name, stage in self._nodes.items():
             documents = self.documents[name]
             if documents and not self.acted_on[name]:
-                task = stage.task.replace("_", " ")
+                task = stage.what_it_does()
                 out.append(
                     f"enrichment node {name!r} ({task}) found nothing to act on: no "
-                    f"{stage.reads()} in the {documents} document(s) it received, so it "
+                    f"{stage.what_it_reads()} in the {documents} document(s) it received, so it "
                     "changed nothing"
                 )
         return out

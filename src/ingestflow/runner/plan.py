@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from ingestflow.spec.problems import Problem
 from ingestflow.spec.registry import NodeKind, stage_class
 from ingestflow.spec.rules import node_key
 from ingestflow.spec.validate import CheckedWorkflow, check_runnable
-from ingestflow.stages.base import RunContext, Stage
+from ingestflow.stages.base import NodeInputs, RunContext, Stage
 
 if TYPE_CHECKING:
     from ingestflow.providers.config import Endpoint
@@ -32,6 +32,8 @@ class PlannedNode:
     subtype: str
     settings: s.Settings
     kind: NodeKind
+    #: What flows into it from the other nodes (worked out by `plan_from_checked`).
+    inputs: NodeInputs = field(default_factory=NodeInputs)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class Plan:
     def stages(self) -> list[Stage]:
         """Instantiate every stage (cheap: nothing heavy is loaded until `open()`)."""
         return [
-            stage_class(n.kind)(n.name, n.subtype, n.settings, self.context) for n in self.nodes
+            stage_class(n.kind, n.settings)(n.name, n.subtype, n.settings, self.context, n.inputs)
+            for n in self.nodes
         ]
 
 
@@ -105,29 +108,46 @@ def plan_from_checked(
     from ingestflow.providers.config import context_provider, endpoints_from_env
 
     first = nodes[0].settings
-    strategy = first.run_strategy if isinstance(first, s.PartitionSettings) else "fast"
-    blocks = tuple(getattr(first, "extract_image_block_types", None) or ())
-    if strategy == "auto":
-        from ingestflow.stages.partition.auto import AUTO_IMAGE_BLOCKS
-
-        blocks = tuple(AUTO_IMAGE_BLOCKS)
     context = RunContext(
         unique_element_ids=getattr(first, "unique_element_ids", True),
         endpoints=dict(endpoints_from_env() if endpoints is None else endpoints),
         options=dict(options or {}),
-        strategy=strategy,
-        image_block_types=blocks,
-        ocr_languages=tuple(getattr(first, "ocr_languages", None) or ("eng",)),
-        enrichment_tasks=tuple(
-            ENRICHMENT_SUBTYPES[n.subtype] for n in nodes if n.type == "prompter"
-        ),
-        enrichment_crops=tuple(dict.fromkeys(t for n in nodes for t in n.kind.crops)),
-        drop_crops_after=crops_to_drop(nodes, blocks),
         context_provider=context_provider() if _contextual(nodes) else "provider_a",
     )
+    nodes = with_inputs(nodes)
     return Plan(
         checked.workflow, tuple(nodes), context, tuple(w.one_line() for w in checked.warnings)
     )
+
+
+def with_inputs(nodes: list[PlannedNode]) -> list[PlannedNode]:
+    """The nodes, each with what flows into it from the others (`NodeInputs`), from what each
+    kind declares: the crops the enrichments need (the partitioner makes them), the element
+    types the partitioner keeps crops of and the languages it reads (the enrichments read
+    them), the workflow's enrichment tasks, and where crops made for the enrichments alone
+    leave the documents."""
+    first = nodes[0].settings
+    blocks: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ("eng",)
+    if isinstance(first, s.PartitionSettings):
+        blocks = first.image_blocks()
+        languages = tuple(getattr(first, "ocr_languages", None) or languages)
+    tasks = tuple(
+        ENRICHMENT_SUBTYPES.get(n.subtype, n.subtype) for n in nodes if n.type == "prompter"
+    )
+    needed = tuple(dict.fromkeys(t for n in nodes for t in n.kind.crops))
+    drops = crops_to_drop(nodes, blocks)
+    out: list[PlannedNode] = []
+    for index, node in enumerate(nodes):
+        inputs = NodeInputs(
+            crops_for_later=needed if index == 0 and node.type == "partition" else (),
+            image_types=blocks if node.type == "prompter" else (),
+            languages=languages,
+            tasks=tasks if node.type == "prompter" else (),
+            drop_crops=drops.get(node.name, ()),
+        )
+        out.append(replace(node, inputs=inputs))
+    return out
 
 
 def crops_to_drop(nodes: list[PlannedNode], kept: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

@@ -46,6 +46,8 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ingestflow.spec.strategies import Strategy, strategy_of
+
 if TYPE_CHECKING:
     from ingestflow.runner.plan import Plan
 
@@ -53,11 +55,6 @@ if TYPE_CHECKING:
 PRELOAD_ENV = "_INGESTFLOW_PRELOAD_SPEC"
 #: Set to 0 to spawn every worker (to compare, or to rule the server out).
 SWITCH_ENV = "INGESTFLOW_PRELOAD"
-
-#: The strategies whose workers a fork server serves (the partition node's `run_strategy`).
-PRELOADED_STRATEGIES = ("fast", "hi_res", "auto")
-#: Those among them whose workers run the High Res stack.
-HI_RES_STRATEGIES = ("hi_res", "auto")
 
 #: Extensions of the files High Res reads as pages (PDFs and images): their reading never asks
 #: the library's spaCy model, so a High Res run over such files alone does not load it.
@@ -78,13 +75,15 @@ def spec(plan: Plan, workers: int, suffixes: set[str] | None = None) -> dict[str
     10 letters or digits: the spec travels in an environment variable, which has a size
     limit)."""
     from ingestflow.runner.worker import torch_unused
+    from ingestflow.spec.settings import PartitionSettings
 
     if not _enabled(workers):
         return None
-    if not plan.nodes or plan.nodes[0].type != "partition":
+    first = plan.nodes[0].settings if plan.nodes else None
+    if not isinstance(first, PartitionSettings):
         return None
-    strategy = plan.context.strategy
-    if strategy not in PRELOADED_STRATEGIES:
+    strategy = first.partition_strategy
+    if not strategy.preloaded:  # its workers gain nothing from the server (the VLM's pages)
         return None
     onnx = any(node.type == "embed" for node in plan.nodes)
     return _wanted(workers, torch_unused(plan), onnx, suffixes, strategy)
@@ -94,7 +93,7 @@ def guess(body: Any, workers: int, suffixes: set[str] | None) -> dict[str, Any] 
     """The spec that `spec` will most likely give for this workflow body, read as it is (no
     plan built): one whose first node is a partitioner that names the Fast or High Res strategy,
     or Auto."""
-    from ingestflow.stages.minilm_onnx import runs_without_torch
+    from ingestflow.local_model import runs_without_torch
 
     if not _enabled(workers):
         return None
@@ -105,22 +104,11 @@ def guess(body: Any, workers: int, suffixes: set[str] | None) -> dict[str, Any] 
     settings = first.get("settings")
     if first.get("type") != "partition" or not isinstance(settings, dict):
         return None
-    strategy = _strategy(first.get("subtype"), settings)
-    if strategy not in PRELOADED_STRATEGIES:
+    strategy = strategy_of(first.get("subtype"), settings)  # None: the plan decides
+    if strategy is None or not strategy.preloaded:
         return None
     onnx = any(isinstance(node, dict) and node.get("type") == "embed" for node in nodes)
     return _wanted(workers, runs_without_torch(), onnx, suffixes, strategy)
-
-
-def _strategy(subtype: Any, settings: dict[str, Any]) -> str | None:
-    """The strategy a partition node's raw settings name (None where they leave it to the
-    defaults, or name something odd: the plan decides)."""
-    if subtype == "unstructured_api":
-        strategy = settings.get("strategy")
-        return strategy if isinstance(strategy, str) else None
-    if subtype == "vlm" and settings.get("is_dynamic") is True:
-        return "auto"
-    return None
 
 
 def _enabled(workers: int) -> bool:
@@ -128,15 +116,16 @@ def _enabled(workers: int) -> bool:
 
 
 def _wanted(
-    workers: int, block_torch: bool, onnx: bool, suffixes: set[str] | None, strategy: str
+    workers: int, block_torch: bool, onnx: bool, suffixes: set[str] | None, strategy: Strategy
 ) -> dict[str, Any]:
     kept = sorted(s for s in suffixes or () if _EXTENSION.fullmatch(s))[:MOST_SUFFIXES]
     return {
         "threads": max(1, (os.cpu_count() or 1) // workers),  # as the runner gives a worker
         "block_torch": block_torch,
         "onnx": onnx,
-        "hi_res": strategy in HI_RES_STRATEGIES,
-        "nlp": not (strategy == "hi_res" and kept and set(kept) <= PAGED_SUFFIXES),
+        "preload": strategy.preload,  # what the server imports, as the strategy declares
+        "hi_res": strategy.lays_out_pages,  # its workers run the High Res stack
+        "nlp": strategy.nlp_on_pages or not (kept and set(kept) <= PAGED_SUFFIXES),
         "suffixes": kept,
     }
 

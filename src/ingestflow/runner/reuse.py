@@ -52,25 +52,35 @@ def chain_hashes(plan: Any) -> list[str]:
     """For each node, a fingerprint of it and every node before it, under the run's context."""
     import importlib.metadata
 
+    from ingestflow.spec.catalog import ENRICHMENT_SUBTYPES
+    from ingestflow.spec.settings import PartitionSettings
+
     ctx = plan.context
     try:
         version = importlib.metadata.version("ingestflow")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a source tree
         version = "0"
+    first = plan.nodes[0]
+    partitioner = first.settings if isinstance(first.settings, PartitionSettings) else None
     base = {
         "version": version,
         "unique_element_ids": ctx.unique_element_ids,
-        "strategy": ctx.strategy,
-        "image_block_types": list(ctx.image_block_types),
-        "ocr_languages": list(ctx.ocr_languages),
-        "enrichment_tasks": list(ctx.enrichment_tasks),
+        "strategy": partitioner.partition_strategy.name if partitioner else "fast",
+        "image_block_types": list(partitioner.image_blocks() if partitioner else ()),
+        "ocr_languages": list(first.inputs.languages),
+        "enrichment_tasks": [
+            ENRICHMENT_SUBTYPES.get(n.subtype, n.subtype)
+            for n in plan.nodes
+            if n.type == "prompter"
+        ],
         "context_provider": ctx.context_provider,
         "endpoints": {
             name: [e.base_url, e.protocol, e.model] for name, e in sorted(ctx.endpoints.items())
         },
     }
-    if ctx.enrichment_crops:  # the partitioner crops these too (absent: hashes as before)
-        base["enrichment_crops"] = list(ctx.enrichment_crops)
+    crops = first.inputs.crops_for_later
+    if crops:  # the partitioner crops these too (absent: hashes as before)
+        base["enrichment_crops"] = list(crops)
     digest = hashlib.sha256(json.dumps(base, sort_keys=True, default=str).encode())
     out = []
     for node in plan.nodes:

@@ -126,7 +126,7 @@ def torch_unused(plan: Plan) -> bool:
     """True when no stage of the plan can need torch: Fast partitioning, and the embedding
     model on ONNX Runtime with its exported file already there (the torch fallback and the
     export need torch; High Res and Auto are left alone)."""
-    from ingestflow.stages.minilm_onnx import runs_without_torch
+    from ingestflow.local_model import runs_without_torch
 
     needs = any(node.kind.needs_torch(node.settings) for node in plan.nodes)  # the registry
     return not needs and runs_without_torch()

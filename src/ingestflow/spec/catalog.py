@@ -100,6 +100,14 @@ ENRICHMENT_CROPS: dict[str, tuple[str, ...]] = {
     "table_description": ("Table",),
     "table2html": ("Table",),
 }
+#: What each enrichment task needs from the partitioner (`spec.strategies.NEEDS`): the crops of
+#: its element types, or (generative OCR) the crops of the types the partitioner lists.
+ENRICHMENT_NEEDS: dict[str, tuple[str, ...]] = {
+    "image_description": ("crops",),
+    "table_description": ("crops",),
+    "table2html": ("crops",),
+    "ocr": ("listed crops",),
+}
 
 
 @dataclass(frozen=True)

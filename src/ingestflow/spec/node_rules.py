@@ -10,6 +10,7 @@ from ingestflow.spec.catalog import LIBRARY_MAX_CHARACTERS, catalog
 from ingestflow.spec.models import WorkflowCreate
 from ingestflow.spec.parsed_node import ParsedNode, RuleContext, first_node
 from ingestflow.spec.problems import Problem
+from ingestflow.spec.strategies import NEEDS, providers_of
 
 NER_MARKERS = ("[START OF TEXT]", "{{text}}", "[END OF TEXT]")
 
@@ -58,64 +59,43 @@ def _vlm_model(node: ParsedNode, st: s.VLMPartitionSettings, ctx: RuleContext) -
         )
 
 
-def enrichments(
+def upstream_needs(
     wf: WorkflowCreate, nodes: Sequence[ParsedNode], ctx: RuleContext
 ) -> Iterable[Problem]:
-    """Enrichment preconditions on the partitioner (SPEC.md: when enrichments take effect)."""
+    """What a node needs from the partitioner upstream (its kind's declared `needs`) is what
+    that partitioner's strategy provides with its settings; a problem says so by the kinds'
+    names (SPEC.md: when enrichments take effect)."""
     part = first_node(nodes, "partition")
-    if part is None or part.settings is None:
+    if part is None or not isinstance(part.settings, s.PartitionSettings):
         return
     st = part.settings
-    assert isinstance(st, s.PartitionSettings)
-    strategy = st.run_strategy
-    names_ = {"auto": "Auto", "vlm": "VLM", "hi_res": "High Res", "fast": "Fast"}
+    strategy = st.partition_strategy
+    provided = st.provides()
     for node in nodes:
-        task = node.task
-        if task is None:
-            continue
-        path = f"{node.path}.subtype"
-        if task in ("image_description", "table_description", "table2html"):
-            if strategy == "vlm":
+        for need in node.kind.needs if node.kind is not None else ():
+            if need in provided:
+                continue
+            what = NEEDS[need].what
+            by_setting = strategy.provided_by_setting.get(need)
+            if by_setting is not None:  # the strategy gives it with a setting left empty
+                setting, hint = by_setting
                 yield Problem(
-                    path,
-                    f"`{node.subtype}` is not allowed with the VLM partitioner: "
-                    "VLM produces image and table descriptions itself",
-                    found=node.subtype,
-                    allowed=["Auto or High Res partitioner"],
-                    hint="remove this node, or use an Auto or High Res partitioner",
+                    f"{part.path}.settings.{setting}",
+                    f"`{node.subtype}` needs {what}, which the {strategy.label} partitioner "
+                    f"makes only for the types its {setting} lists, and none are listed",
+                    found=getattr(st, setting, None),
+                    hint=hint,
                 )
-            elif strategy == "fast":
-                yield Problem(
-                    path,
-                    f"`{node.subtype}` never takes effect with the Fast strategy",
-                    found=node.subtype,
-                    allowed=["Auto or High Res partitioner"],
-                    hint="set the partitioner's strategy to `hi_res`",
-                )
-        elif task == "ocr":
-            if strategy in ("fast", "vlm"):
-                yield Problem(
-                    path,
-                    f"generative OCR needs a High Res or Auto partitioner, not {names_[strategy]}",
-                    found=node.subtype,
-                    allowed=["High Res partitioner with extract_image_block_types"],
-                    hint="use strategy `hi_res` and list element types in "
-                    "extract_image_block_types",
-                )
-            elif not getattr(st, "extract_image_block_types", None):
-                yield Problem(
-                    f"{part.path}.settings.extract_image_block_types",
-                    "generative OCR processes only the element types listed in the "
-                    "High Res partitioner's extract_image_block_types, and none are "
-                    "listed",
-                    found=getattr(st, "extract_image_block_types", None),
-                    hint='list the element types to OCR, e.g. ["Table", "Image"]'
-                    + (
-                        " (the Auto partitioner has no such setting: use `hi_res`)"
-                        if strategy == "auto"
-                        else ""
-                    ),
-                )
+                continue
+            providers = providers_of(need)
+            yield Problem(
+                f"{node.path}.subtype",
+                f"`{node.subtype}` needs {what} from the partitioner, and the "
+                f"{strategy.label} strategy {strategy.why_not(need)}",
+                found=node.subtype,
+                allowed=[f"{label} partitioner" for label in providers],
+                hint=f"use a {' or '.join(providers)} partitioner, or remove this node",
+            )
 
 
 def ner_prompt(

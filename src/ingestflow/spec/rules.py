@@ -201,7 +201,7 @@ RULES: tuple[Rule, ...] = (
     schedule,
     ordering,
     node_rules.partitioner,
-    node_rules.enrichments,
+    node_rules.upstream_needs,
     node_rules.ner_prompt,
     node_rules.chunk_sizes,
     node_rules.embedder,
@@ -213,13 +213,16 @@ def warnings(nodes: Sequence[ParsedNode]) -> list[Problem]:
     out: list[Problem] = []
     for node in nodes:
         st = node.settings
-        if isinstance(st, s.UnstructuredPartitionSettings) and st.strategy == "fast":
+        if isinstance(st, s.UnstructuredPartitionSettings):
+            strategy = st.partition_strategy
+            if strategy.lays_out_pages:
+                continue  # tables are read where pages are laid out
             for field in ("pdf_infer_table_structure", "infer_table_structure"):
                 if getattr(st, field):
                     out.append(
                         Problem(
                             f"{node.path}.settings.{field}",
-                            f"{field} has no effect with the Fast strategy",
+                            f"{field} has no effect with the {strategy.label} strategy",
                             found=True,
                             hint="use strategy `hi_res` for table structure",
                         )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from ingestflow.spec import strategies
 from ingestflow.spec.catalog import DEFAULT_VLM_MODEL, DEFAULT_VLM_PROVIDER, canonical_provider
+from ingestflow.spec.strategies import Strategy, strategy_of
 
 ElementType = Literal[
     "Address",
@@ -60,13 +62,42 @@ class Settings(BaseModel):
 
 
 class PartitionSettings(Settings):
-    """Base of the partitioners' settings: each names the strategy it runs."""
+    """Base of the partitioners' settings: each runs one strategy (`spec.strategies`).
+
+    A subtype whose settings choose among strategies names the discriminating wire field
+    (`DISCRIMINATOR`); each strategy is a subclass that fixes that field and carries its
+    `Strategy` (`STRATEGY`). Validation gives the subclass (`spec.registry.NodeKind.parse`); a
+    settings object made directly from the subtype's class still knows its strategy, from the
+    field."""
+
+    SUBTYPE: ClassVar[str] = ""
+    DISCRIMINATOR: ClassVar[str] = ""
+    STRATEGY: ClassVar[Strategy | None] = None
 
     @property
-    def run_strategy(self) -> str:
-        """The strategy the partitioner runs: `fast`, `hi_res`, `auto` or `vlm` (the one place
-        this is worked out: the plan, the rules and the runner read it)."""
-        raise NotImplementedError
+    def partition_strategy(self) -> Strategy:
+        """The strategy these settings run (what it provides, its stage, its needs)."""
+        found = type(self).STRATEGY or strategy_of(
+            self.SUBTYPE, {self.DISCRIMINATOR: getattr(self, self.DISCRIMINATOR, None)}
+        )
+        if found is None:  # only a settings class registered without its strategies
+            raise LookupError(f"{type(self).__name__} names no registered partition strategy")
+        return found
+
+    def provides(self) -> frozenset[str]:
+        """What the strategy, with these settings, provides to the nodes after it."""
+        strategy = self.partition_strategy
+        given = {
+            need
+            for need, (setting, _) in strategy.provided_by_setting.items()
+            if getattr(self, setting, None)
+        }
+        return strategy.provides | given
+
+    def image_blocks(self) -> tuple[str, ...]:
+        """The element types whose image crops it keeps: listed ones, or the strategy's own."""
+        listed = getattr(self, "extract_image_block_types", None)
+        return tuple(listed or ()) or self.partition_strategy.image_blocks
 
 
 class VLMPartitionSettings(PartitionSettings):
@@ -83,15 +114,13 @@ class VLMPartitionSettings(PartitionSettings):
 
     _provider = field_validator("provider", mode="before")(canonical_provider)
 
+    SUBTYPE: ClassVar[str] = "vlm"
+    DISCRIMINATOR: ClassVar[str] = "is_dynamic"
+
     @property
     def is_auto(self) -> bool:
         """True for the Auto strategy (pages routed dynamically)."""
         return self.is_dynamic
-
-    @property
-    def run_strategy(self) -> str:
-        """`auto` (is_dynamic true) or `vlm`."""
-        return "auto" if self.is_dynamic else "vlm"
 
     @property
     def fast_allowed(self) -> bool:
@@ -131,10 +160,36 @@ class UnstructuredPartitionSettings(PartitionSettings):
             )
         return value
 
-    @property
-    def run_strategy(self) -> str:
-        """`hi_res` or `fast`, as set."""
-        return self.strategy
+    SUBTYPE: ClassVar[str] = "unstructured_api"
+    DISCRIMINATOR: ClassVar[str] = "strategy"
+
+
+class FastSettings(UnstructuredPartitionSettings):
+    """The Fast strategy: the library's text-layer readers."""
+
+    strategy: Literal["fast"] = Field(description="`fast`")
+    STRATEGY: ClassVar[Strategy | None] = strategies.FAST
+
+
+class HiResSettings(UnstructuredPartitionSettings):
+    """The High Res strategy: pages laid out, OCR where there is no text layer, tables."""
+
+    strategy: Literal["hi_res"] = Field(description="`hi_res`")
+    STRATEGY: ClassVar[Strategy | None] = strategies.HI_RES
+
+
+class AutoSettings(VLMPartitionSettings):
+    """The Auto strategy: each page to Fast, High Res or a VLM by what it holds."""
+
+    is_dynamic: Literal[True] = Field(description="true")
+    STRATEGY: ClassVar[Strategy | None] = strategies.AUTO
+
+
+class VLMSettings(VLMPartitionSettings):
+    """The VLM strategy: every page read by a vision-language model on a model server."""
+
+    is_dynamic: Literal[False] = Field(description="false")
+    STRATEGY: ClassVar[Strategy | None] = strategies.VLM
 
 
 class EmptySettings(Settings):

@@ -66,7 +66,7 @@ def validate_workflow(data: Any, today: date | None = None) -> CheckedWorkflow:
         problems.extend(node_problems)
         if parsed is None:
             parsed = _salvage(kind.settings, node.settings, node_problems, index)
-        nodes.append(ParsedNode(index, node, kind, parsed))
+        nodes.append(ParsedNode(index, node, kind, kind.parse(parsed) if parsed else parsed))
     ctx = RuleContext(today=today or date.today())
     for rule in RULES:
         problems.extend(rule(workflow, nodes, ctx))
@@ -124,7 +124,7 @@ def _parse_nodes_raw(raw: Any, problems: list[Problem]) -> list[ParsedNode]:
             what=f"{node.type}/{node.subtype} settings",
         )
         problems.extend(node_problems)
-        out.append(ParsedNode(index, node, kind, parsed))
+        out.append(ParsedNode(index, node, kind, kind.parse(parsed) if parsed else parsed))
     return out
 
 

@@ -23,32 +23,46 @@ class Part:
 
 @dataclass(frozen=True)
 class RunContext:
-    """What every stage of a run may need besides its own settings.
+    """What every stage of a run may need besides its own settings: run-wide values only.
 
-    `unique_element_ids` is the partitioner's rule; chunk ids follow it (random UUIDs when true,
-    deterministic hashes when false). `endpoints` maps a provider or embedder name to the model
-    server the user configured (`providers.config`; remote features need one offline).
+    `unique_element_ids` is the workflow's rule for ids (the partitioner's setting); chunk ids
+    follow it (random UUIDs when true, deterministic hashes when false). `endpoints` maps a
+    provider or embedder name to the model server the user configured (`providers.config`;
+    remote features need one offline). What one node hands another is not here: it is each
+    planned node's `NodeInputs`.
     """
 
     unique_element_ids: bool = True
     workspace: Path | None = None
     endpoints: dict[str, Endpoint] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    #: The partitioner's strategy (`fast`, `hi_res`, `auto`, `vlm`) and the element types whose
-    #: images it keeps (`extract_image_block_types`): what enrichments may work on.
-    strategy: str = "fast"
-    image_block_types: tuple[str, ...] = ()
-    ocr_languages: tuple[str, ...] = ("eng",)
-    #: The enrichment tasks of the workflow (`image_description`, `ocr` …).
-    enrichment_tasks: tuple[str, ...] = ()
-    #: Element types whose image crop an enrichment node needs (High Res and Auto crop them
-    #: whatever `extract_image_block_types` says; `runner.plan` derives them from the registry).
-    enrichment_crops: tuple[str, ...] = ()
-    #: Node name -> element types whose crops that node drops from its output: the crops no
-    #: later node needs and the user did not list (they were made for the enrichments only).
-    drop_crops_after: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: The provider contextual chunking uses.
     context_provider: str = "provider_a"
+
+
+@dataclass(frozen=True)
+class NodeInputs:
+    """What flows into one node from the others, as the plan works it out (`runner.plan`) from
+    what each kind declares."""
+
+    #: A partitioner: the element types whose image crops nodes after it need (it crops them
+    #: whatever its own settings list).
+    crops_for_later: tuple[str, ...] = ()
+    #: An enrichment: the element types the partitioner upstream keeps image crops of, and the
+    #: languages it reads.
+    image_types: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ("eng",)
+    #: An enrichment: the workflow's enrichment tasks (generative OCR leaves the elements that
+    #: another task describes to it).
+    tasks: tuple[str, ...] = ()
+    #: The element types whose crops leave the documents after this node: made for enrichments
+    #: only, no later node needs them, and the user did not list them.
+    drop_crops: tuple[str, ...] = ()
+
+
+#: `doc.stats` key under which a node that acts on some elements only (an enrichment) counts
+#: them, node name -> elements acted on (`runner.enrichment` sums them over a job).
+ACTED_ON = "enrichment_acted_on"
 
 
 class Stage:
@@ -64,12 +78,23 @@ class Stage:
     #: Stages that spend seconds on every document (layout models, OCR) set this True: the runner
     #: then sends documents to the workers one at a time, so that the work stays balanced.
     slow_per_document = False
+    #: Stages that act on some elements only (enrichments) set this True and count them under
+    #: `ACTED_ON`; the job then names a node that acted on nothing (`what_it_reads` says what).
+    tallies_acted_on = False
 
-    def __init__(self, name: str, subtype: str, settings: Settings, context: RunContext) -> None:
+    def __init__(
+        self,
+        name: str,
+        subtype: str,
+        settings: Settings,
+        context: RunContext,
+        inputs: NodeInputs | None = None,
+    ) -> None:
         self.name = name
         self.subtype = subtype
         self.settings = settings
         self.context = context
+        self.inputs = inputs or NodeInputs()
 
     def precheck(self) -> None:
         """Fail fast (EnvironmentProblem / ConnectorError) on what the run would lack."""
@@ -102,6 +127,14 @@ class Stage:
     def join_parts(self, doc: Document, parts: list[Part]) -> Document:
         """`doc` with the elements of all its parts, as one `process(doc)` call would give."""
         raise NotImplementedError
+
+    def what_it_reads(self) -> str:
+        """What this node acts on, in words (for a job in which it found nothing to act on)."""
+        return "element"
+
+    def what_it_does(self) -> str:
+        """What this node does, in a few words (its subtype unless it says better)."""
+        return self.subtype
 
     def close(self) -> None:
         """Release what `open()` took."""

@@ -52,7 +52,7 @@ from ingestflow.spec.settings import (
     ChunkSettings,
 )
 from ingestflow.stages import chunk_carry
-from ingestflow.stages.base import RunContext, Stage
+from ingestflow.stages.base import NodeInputs, RunContext, Stage
 from ingestflow.stages.ids import new_id
 
 if TYPE_CHECKING:
@@ -70,8 +70,15 @@ CONTEXT_DOCUMENT_CHARS = 24_000
 class ChunkStage(Stage):
     """Chunks one document's elements with the strategy named by the node's subtype."""
 
-    def __init__(self, name: str, subtype: str, settings: Any, context: RunContext) -> None:
-        super().__init__(name, subtype, settings, context)
+    def __init__(
+        self,
+        name: str,
+        subtype: str,
+        settings: Any,
+        context: RunContext,
+        inputs: NodeInputs | None = None,
+    ) -> None:
+        super().__init__(name, subtype, settings, context, inputs)
         self._endpoint: Endpoint | None = None
         self._client: ModelClient | None = None
 

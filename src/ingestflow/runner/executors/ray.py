@@ -136,7 +136,7 @@ class StagesActor:
 
 def spool_root() -> Path:
     """Where actors write the documents they receive as bytes: `$INGESTFLOW_CACHE/ray-spool`."""
-    from ingestflow.stages.minilm_onnx import cache_dir
+    from ingestflow.local_model import cache_dir
 
     return cache_dir() / "ray-spool"
 

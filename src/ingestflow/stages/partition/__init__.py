@@ -63,11 +63,10 @@ from ingestflow.stages.partition.reader import (
     detect_encoding,
     file_mtime,
 )
-from ingestflow.stages.partition.stage import PAGES_PER_PART, UnstructuredPartitionStage
+from ingestflow.stages.partition.stage import UnstructuredPartitionStage
 
 __all__ = [
     "HTML_PREFETCH_BYTES",
-    "PAGES_PER_PART",
     "FileReader",
     "UnstructuredPartitionStage",
     "configure_unstructured",

@@ -28,11 +28,13 @@ from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.providers import config
 from ingestflow.spec.settings import (
-    ImageBlockType,
+    FastSettings,
+    HiResSettings,
     UnstructuredPartitionSettings,
     VLMPartitionSettings,
 )
-from ingestflow.stages.base import Part, RunContext, Stage
+from ingestflow.spec.strategies import FAST, HI_RES, VLM, Strategy
+from ingestflow.stages.base import NodeInputs, Part, RunContext, Stage
 from ingestflow.stages.partition import (
     UnstructuredPartitionStage,
     filetypes,
@@ -53,11 +55,6 @@ MAX_BAD_SHARE = 0.2
 MIN_IMAGE_SHARE = 0.02
 #: Resolution of the rendering the layout model looks at to find tables and pictures.
 ROUTING_DPI = 72
-#: Pages per part when a long PDF is spread over the workers (routing is cheap; most pages of a
-#: text PDF are read by Fast, the others by High Res at about a second each).
-PAGES_PER_PART = 4
-#: Element types of Auto's High Res pages that keep their image (enrichments read them).
-AUTO_IMAGE_BLOCKS: list[ImageBlockType] = ["Image", "Table"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +62,7 @@ class PageRoute:
     """The strategy of one page and why."""
 
     page: int  # 1-based
-    strategy: str  # "fast" | "hi_res"
+    strategy: Strategy  # Fast, High Res, or (with a model server) VLM
     reason: str
 
 
@@ -76,25 +73,39 @@ class VLMPartitionStage(Stage):
     slow_per_document = True
 
     def __init__(
-        self, name: str, subtype: str, settings: VLMPartitionSettings, context: RunContext
+        self,
+        name: str,
+        subtype: str,
+        settings: VLMPartitionSettings,
+        context: RunContext,
+        inputs: NodeInputs | None = None,
     ) -> None:
-        super().__init__(name, subtype, settings, context)
+        super().__init__(name, subtype, settings, context, inputs)
         self._fast: UnstructuredPartitionStage | None = None
         self._hi_res: UnstructuredPartitionStage | None = None
         self._reader: VLMReader | None = None
         self.endpoint: config.Endpoint | None = None
         self.job_notes: list[str] = []
 
-    def _inner(self, strategy: str) -> UnstructuredPartitionStage:
-        hi_res = strategy == "hi_res"
-        settings = UnstructuredPartitionSettings(
-            strategy="hi_res" if hi_res else "fast",
-            unique_element_ids=self.settings.unique_element_ids,
-            infer_table_structure=hi_res,
-            pdf_infer_table_structure=hi_res,
-            extract_image_block_types=AUTO_IMAGE_BLOCKS if hi_res else None,
+    def _inner(self, strategy: type[FastSettings | HiResSettings]) -> UnstructuredPartitionStage:
+        """The Fast or High Res stage that reads Auto's pages of that strategy: High Res with
+        tables, and the crops of Auto's own image blocks (`Strategy.image_blocks`)."""
+        settings: UnstructuredPartitionSettings
+        if strategy is HiResSettings:
+            settings = HiResSettings(
+                strategy="hi_res",
+                unique_element_ids=self.settings.unique_element_ids,
+                infer_table_structure=True,
+                pdf_infer_table_structure=True,
+                extract_image_block_types=list(self.settings.image_blocks()),  # type: ignore[arg-type]
+            )
+        else:
+            settings = FastSettings(
+                strategy="fast", unique_element_ids=self.settings.unique_element_ids
+            )
+        return UnstructuredPartitionStage(
+            self.name, "unstructured_api", settings, self.context, self.inputs
         )
-        return UnstructuredPartitionStage(self.name, "unstructured_api", settings, self.context)
 
     def precheck(self) -> None:
         """VLM needs its provider's model server; Auto checks what High Res needs and whether a
@@ -119,8 +130,8 @@ class VLMPartitionStage(Stage):
                 raise problem
             self.endpoint = endpoint
             return
-        self._inner("fast").precheck()
-        self._inner("hi_res").precheck()
+        self._inner(FastSettings).precheck()
+        self._inner(HiResSettings).precheck()
         self.endpoint = endpoint if usable else None
         if self.endpoint is None:
             why = (
@@ -149,11 +160,11 @@ class VLMPartitionStage(Stage):
                 self.settings.format_html,
             )
         if self.settings.is_auto:
-            self._fast, self._hi_res = self._inner("fast"), self._inner("hi_res")
+            self._fast, self._hi_res = self._inner(FastSettings), self._inner(HiResSettings)
             self._fast.open()
             self._hi_res.open()
         else:  # the library offline (the VLM's HTML is read by its HTML partitioner), formats
-            self._fast = self._inner("fast")  # without pages, and the finishing rules
+            self._fast = self._inner(FastSettings)  # without pages, and the finishing rules
             self._fast.open()
 
     def process(self, doc: Document) -> Document:
@@ -178,7 +189,9 @@ class VLMPartitionStage(Stage):
         VLM strategy's requests already run concurrently)."""
         if not self.settings.is_auto:
             return []
-        return filetypes.pdf_page_ranges(doc, workers, PAGES_PER_PART)
+        return filetypes.pdf_page_ranges(
+            doc, workers, self.settings.partition_strategy.pages_per_part
+        )
 
     def process_part(self, doc: Document, pages: tuple[int, int]) -> Part:
         """Pages `pages` of a PDF, each routed as in `process`."""
@@ -211,7 +224,7 @@ class VLMPartitionStage(Stage):
         return doc
 
     def _finisher(self) -> UnstructuredPartitionStage:
-        return self._fast or self._inner("fast")
+        return self._fast or self._inner(FastSettings)
 
     def _partition(
         self,
@@ -227,10 +240,10 @@ class VLMPartitionStage(Stage):
         unique = self.settings.unique_element_ids
         if file_type.partitioner_shortname == "image":
             if self._reader is not None:  # a photo or a scan: the VLM reads it
-                return self._reader.read(path, name, True, unique), [], {"vlm": 1}
+                return self._reader.read(path, name, True, unique), [], {VLM.name: 1}
             assert self._hi_res is not None
             read, notes = self._hi_res.reader.read(path, name, is_temp)
-            return _tag(read, "hi_res"), notes, {"hi_res": 1}
+            return _tag(read, HI_RES), notes, {HI_RES.name: 1}
         if file_type.name != "PDF":
             read, notes = self._fast.reader.read(path, name, is_temp)
             if not self.settings.fast_allowed or not self.settings.is_auto:
@@ -238,24 +251,24 @@ class VLMPartitionStage(Stage):
                     f"a {file_type.name} file has no pages to lay out: it was read by its own "
                     "partitioner (the Fast strategy)"
                 )
-            return _tag(read, "fast"), notes, {}
+            return _tag(read, FAST), notes, {}
         if not self.settings.is_auto:
             assert self._reader is not None
             read = self._reader.read(path, name, False, unique, offset=first_page - 1)
-            return read, [], {"vlm": len({e["metadata"]["page_number"] for e in read})}
+            return read, [], {VLM.name: len({e["metadata"]["page_number"] for e in read})}
         routes = route_pages(path, self.settings.fast_allowed, vlm=self._reader is not None)
         elements: list[Element] = []
         warnings: list[str] = []
         counts: dict[str, int] = {}
         offset = first_page - 1
+        readers = {HI_RES: self._hi_res, FAST: self._fast}
         for strategy, first, last in _runs(routes):
-            counts[strategy] = counts.get(strategy, 0) + last - first + 1
-            if strategy == "vlm":
+            counts[strategy.name] = counts.get(strategy.name, 0) + last - first + 1
+            stage = readers.get(strategy)
+            if stage is None:  # the VLM's pages
                 assert self._reader is not None
                 elements.extend(self._reader.read(path, name, False, unique, (first, last), offset))
                 continue
-            stage = self._hi_res if strategy == "hi_res" else self._fast
-            assert stage is not None
             if first == 1 and last == len(routes):
                 found, notes = stage.reader.read(path, name, is_temp, first_page=first_page)
             else:
@@ -267,15 +280,15 @@ class VLMPartitionStage(Stage):
         return elements, warnings, counts
 
 
-def _tag(elements: list[Element], strategy: str) -> list[Element]:
+def _tag(elements: list[Element], strategy: Strategy) -> list[Element]:
     for element in elements:
-        element["metadata"]["partition_strategy"] = strategy
+        element["metadata"]["partition_strategy"] = strategy.name
     return elements
 
 
-def _runs(routes: list[PageRoute]) -> list[tuple[str, int, int]]:
+def _runs(routes: list[PageRoute]) -> list[tuple[Strategy, int, int]]:
     """Consecutive pages with the same strategy: (strategy, first page, last page)."""
-    runs: list[tuple[str, int, int]] = []
+    runs: list[tuple[Strategy, int, int]] = []
     for route in routes:
         if runs and runs[-1][0] == route.strategy and runs[-1][2] == route.page - 1:
             runs[-1] = (route.strategy, runs[-1][1], route.page)
@@ -291,7 +304,7 @@ def route_pages(path: Path, allow_fast: bool, vlm: bool = False) -> list[PageRou
     if not vlm:
         return routes
     to_vlm = ("no usable text layer", "unreadable text layer", "tables")
-    return [PageRoute(r.page, "vlm", r.reason) if r.reason in to_vlm else r for r in routes]
+    return [PageRoute(r.page, VLM, r.reason) if r.reason in to_vlm else r for r in routes]
 
 
 def _route_pages(path: Path, allow_fast: bool, analyse: bool) -> list[PageRoute]:
@@ -310,7 +323,7 @@ def _route_pages(path: Path, allow_fast: bool, analyse: bool) -> list[PageRoute]
             try:
                 number = index + 1
                 if not analyse:
-                    routes.append(PageRoute(number, "hi_res", "allow_fast is false"))
+                    routes.append(PageRoute(number, HI_RES, "allow_fast is false"))
                     continue
                 textpage = page.get_textpage()
                 text = textpage.get_text_range()
@@ -318,10 +331,10 @@ def _route_pages(path: Path, allow_fast: bool, analyse: bool) -> list[PageRoute]
                 readable = sum(1 for c in text if c.isprintable() and c != "\ufffd")
                 visible = sum(1 for c in text if not c.isspace())
                 if visible < MIN_TEXT_CHARS:
-                    routes.append(PageRoute(number, "hi_res", "no usable text layer"))
+                    routes.append(PageRoute(number, HI_RES, "no usable text layer"))
                     continue
                 if visible and 1 - readable / max(len(text), 1) > MAX_BAD_SHARE:
-                    routes.append(PageRoute(number, "hi_res", "unreadable text layer"))
+                    routes.append(PageRoute(number, HI_RES, "unreadable text layer"))
                     continue
                 width, height = page.get_size()
                 area = width * height or 1.0
@@ -330,7 +343,7 @@ def _route_pages(path: Path, allow_fast: bool, analyse: bool) -> list[PageRoute]
                     left, bottom, right, top = obj.get_bounds()
                     images += max(0.0, right - left) * max(0.0, top - bottom)
                 if images / area >= MIN_IMAGE_SHARE:
-                    routes.append(PageRoute(number, "hi_res", "pictures"))
+                    routes.append(PageRoute(number, HI_RES, "pictures"))
                     continue
                 if model is None:
                     hires.load_layout_model()
@@ -344,11 +357,11 @@ def _route_pages(path: Path, allow_fast: bool, analyse: bool) -> list[PageRoute]
                 kinds = {found.element_class_id_map[int(i)] for i in found.element_class_ids}
                 if "Table" in kinds or "Picture" in kinds:
                     what = "tables" if "Table" in kinds else "pictures"
-                    routes.append(PageRoute(number, "hi_res", what))
+                    routes.append(PageRoute(number, HI_RES, what))
                 elif allow_fast:
-                    routes.append(PageRoute(number, "fast", "text layer, no tables or pictures"))
+                    routes.append(PageRoute(number, FAST, "text layer, no tables or pictures"))
                 else:
-                    routes.append(PageRoute(number, "hi_res", "allow_fast is false"))
+                    routes.append(PageRoute(number, HI_RES, "allow_fast is false"))
             finally:
                 page.close()
     finally:

@@ -75,7 +75,7 @@ def precheck(node: str, settings: UnstructuredPartitionSettings) -> None:
             f"partition node {node!r} needs {', '.join(missing)}; run scripts/setup.sh"
         )
     unstructured_patches.check_versions()  # the library's internals that ingestflow patches
-    if settings.strategy == "hi_res":
+    if settings.partition_strategy.lays_out_pages:
         st = settings
         tables = st.infer_table_structure or st.pdf_infer_table_structure
         hires.check_environment(node, list(st.ocr_languages), tables)
@@ -84,7 +84,7 @@ def precheck(node: str, settings: UnstructuredPartitionSettings) -> None:
 def load(node: str, settings: UnstructuredPartitionSettings) -> Callable[..., Any]:
     """The library's `partition`, imported offline with its spaCy model and (High Res) the
     models loaded: the first document should not pay for them."""
-    hi_res = settings.strategy == "hi_res"
+    hi_res = settings.partition_strategy.lays_out_pages
     set_offline_env()  # before the library is imported (it pings a telemetry host at import)
     unstructured_patches.lazy_imports()  # before `check` imports the library's modules
     unstructured_patches.check(*(() if hi_res else _ALWAYS_PATCHED))  # before patching any

@@ -15,7 +15,8 @@ def finish(
 ) -> list[Element]:
     """Apply exclude_elements, coordinates and data_source; keep ids unique."""
     st = settings
-    if st.strategy == "hi_res" and (st.infer_table_structure or st.pdf_infer_table_structure):
+    tables = st.infer_table_structure or st.pdf_infer_table_structure
+    if st.partition_strategy.lays_out_pages and tables:
         elements = table_merge.merge_across_pages(elements)  # over every page range
     excluded = set(st.exclude_elements or ())
     kept = [element for element in elements if element["type"] not in excluded]

@@ -69,7 +69,7 @@ class FileReader:
         if path.stat().st_size == 0:
             raise DocumentError("empty file (0 bytes)")
         st = self.settings
-        hi_res = st.strategy == "hi_res"
+        hi_res = st.partition_strategy.lays_out_pages
         warnings: list[str] = []
         # UTF-16 without a byte-order mark, when no encoding was set: read as what it is
         wide = None if "encoding" in st.model_fields_set else filetypes.bomless_utf16(path)
@@ -166,7 +166,7 @@ class FileReader:
         pages as a file of its own)."""
         if not has_text(elements):  # page breaks alone are what a broken PDF may give
             raise DocumentError(filetypes.pdf_zero_element_reason(path))
-        if self.settings.strategy == "hi_res":
+        if self.settings.partition_strategy.lays_out_pages:
             return []
         pages = pages or filetypes.pdf_page_count(path)
         warnings = _blank_page_warning(pages, elements, first_page)

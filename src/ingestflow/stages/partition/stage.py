@@ -6,7 +6,7 @@ from __future__ import annotations
 from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, StageError
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages.base import Part, RunContext, Stage
+from ingestflow.stages.base import NodeInputs, Part, RunContext, Stage
 from ingestflow.stages.partition import environment, filetypes, long_text
 from ingestflow.stages.partition.finishing import finish
 from ingestflow.stages.partition.page_ranges import (
@@ -17,10 +17,6 @@ from ingestflow.stages.partition.page_ranges import (
     read_part,
 )
 from ingestflow.stages.partition.reader import FileReader
-
-#: Pages per part when a long PDF is spread over the workers, by strategy (a part costs a
-#: partition call: Fast reads tens of pages a second, High Res about one).
-PAGES_PER_PART = {"fast": 24, "hi_res": 2}
 
 
 class UnstructuredPartitionStage(Stage):
@@ -34,10 +30,11 @@ class UnstructuredPartitionStage(Stage):
         subtype: str,
         settings: UnstructuredPartitionSettings,
         context: RunContext,
+        inputs: NodeInputs | None = None,
     ) -> None:
-        super().__init__(name, subtype, settings, context)
+        super().__init__(name, subtype, settings, context, inputs)
         self._reader: FileReader | None = None
-        self.slow_per_document = settings.strategy == "hi_res"
+        self.slow_per_document = settings.partition_strategy.slow_per_document
 
     def precheck(self) -> None:
         """Stop before the run on a strategy, encoding or package the machine cannot serve."""
@@ -67,12 +64,12 @@ class UnstructuredPartitionStage(Stage):
 
     def image_blocks(self) -> list[str]:
         """The element types to crop (`image_base64`): `extract_image_block_types`, and under
-        High Res also those the workflow's enrichment nodes need (`RunContext.enrichment_crops`;
+        High Res also those the workflow's enrichment nodes need (`NodeInputs.crops_for_later`;
         they leave the output after the last node that needs them unless listed here)."""
         blocks: list[str] = list(self.settings.extract_image_block_types or ())
-        if self.settings.strategy == "hi_res":
+        if self.settings.partition_strategy.lays_out_pages:
             listed = {b.lower() for b in blocks}
-            blocks += [t for t in self.context.enrichment_crops if t.lower() not in listed]
+            blocks += [t for t in self.inputs.crops_for_later if t.lower() not in listed]
         return blocks
 
     def finish(self, elements: list[Element], doc: Document) -> list[Element]:
@@ -85,7 +82,7 @@ class UnstructuredPartitionStage(Stage):
         that its parts are spread over the workers."""
         if long_text.is_text(doc):
             return long_text.line_ranges(doc, workers, self.settings.encoding)
-        per_part = PAGES_PER_PART["hi_res" if self.settings.strategy == "hi_res" else "fast"]
+        per_part = self.settings.partition_strategy.pages_per_part
         return filetypes.pdf_page_ranges(doc, workers, per_part)
 
     def range_unit(self, doc: Document) -> str:
