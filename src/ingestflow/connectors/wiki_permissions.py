@@ -37,7 +37,7 @@ caller leaves `permissions_data` out and records a warning: no guess is ever pub
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,3 +177,50 @@ def permissions_data(
         delete = delete & update
     by_op = {"read": read, "update": update, "delete": delete}
     return [{op: by_op[op].as_dict()} for op in OPERATIONS]
+
+
+class PermissionsReader:
+    """`permissions_data` of a wiki's pages (`__call__`), from its space's grants and the read
+    restrictions of the page and its ancestors, each read from the wiki once. `client()` gives
+    the wiki's client; `describe` says a failure in words."""
+
+    def __init__(self, client: Callable[[], Any], describe: Callable[[BaseException], str]) -> None:
+        self._client = client
+        self._describe = describe
+        self._grants: dict[str, dict[tuple[str, str], Principals] | str] = {}
+        self._ancestor_reads: dict[str, Principals] = {}
+
+    def __call__(
+        self, space_key: str, page: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]] | None, str | None]:
+        """`permissions_data` for a page, or None and the reason they could not be read."""
+        if space_key not in self._grants:
+            try:
+                permissions = self._client().get_all_space_permissions(space_key)
+                self._grants[space_key] = space_grants(permissions)
+            except Exception as exc:
+                self._grants[space_key] = self._describe(exc)
+        grants = self._grants[space_key]
+        lead = "permissions_data left out: could not read"
+        if isinstance(grants, str):
+            return None, f"{lead} the permissions of space {space_key} ({grants})"
+        page_id = str(page["id"])
+        try:
+            restrictions = self._client().get_all_restrictions_for_content(page_id)
+            parsed = page_restrictions(restrictions)
+            self._ancestor_reads[page_id] = parsed.get("read", Principals())
+            ancestors = [
+                self._ancestor_read(str(a.get("id")))
+                for a in page.get("ancestors") or []
+                if isinstance(a, dict)
+            ]
+        except Exception as exc:
+            return None, f"{lead} the restrictions of page {page_id} ({self._describe(exc)})"
+        return permissions_data(parsed, grants, ancestors), None
+
+    def _ancestor_read(self, page_id: str) -> Principals:
+        if page_id not in self._ancestor_reads:
+            body = self._client().get_all_restrictions_for_content(page_id)
+            read = page_restrictions(body).get("read", Principals())
+            self._ancestor_reads[page_id] = read
+        return self._ancestor_reads[page_id]

@@ -49,6 +49,7 @@ from ingestflow.connectors.wiki_http import (
     paged,
 )
 from ingestflow.connectors.wiki_media import image_mime
+from ingestflow.connectors.wiki_page_media import PageMedia
 from ingestflow.elements import Document
 from ingestflow.errors import ConnectorError
 
@@ -74,7 +75,7 @@ log = logging.getLogger(__name__)
 PAGE_EXPAND = "body.view,version,history,history.lastUpdated,space,ancestors"
 
 
-class WikiSource(Source):
+class WikiSource(PageMedia, Source):
     """Pages (and optionally their embedded attachments) of a wiki instance, lazily."""
 
     name = "wiki"
@@ -87,8 +88,8 @@ class WikiSource(Source):
         self._client: ConfluenceServer | None = None
         self._session: requests.Session | None = None
         self._listed: list[dict[str, Any]] | None = None
-        self._grants: dict[str, dict[tuple[str, str], perms.Principals] | str] = {}
-        self._ancestor_reads: dict[str, perms.Principals] = {}
+        # each space's grants and each page's read restrictions, read once
+        self._permissions = perms.PermissionsReader(lambda: self.client, self._describe)
         parts = urlsplit(config.url)
         netloc = parts.netloc.rpartition("@")[2]  # never any user:password@ given in the URL
         self._docs = WikiDocuments(config.url, netloc.lower(), config.cloud)
@@ -334,83 +335,6 @@ class WikiSource(Source):
         log.warning("wiki: %s", reason)
         self._gaps.append(reason)
         return self._docs.failed_listing(space_key, reason)
-
-    # -- permissions --------------------------------------------------------------------------
-
-    def _permissions(
-        self, space_key: str, page: dict[str, Any]
-    ) -> tuple[list[dict[str, Any]] | None, str | None]:
-        """`permissions_data` for a page, or None and the reason they could not be read."""
-        if space_key not in self._grants:
-            try:
-                permissions = self.client.get_all_space_permissions(space_key)
-                self._grants[space_key] = perms.space_grants(permissions)
-            except Exception as exc:
-                self._grants[space_key] = self._describe(exc)
-        grants = self._grants[space_key]
-        lead = "permissions_data left out: could not read"
-        if isinstance(grants, str):
-            return None, f"{lead} the permissions of space {space_key} ({grants})"
-        page_id = str(page["id"])
-        try:
-            restrictions = self.client.get_all_restrictions_for_content(page_id)
-            parsed = perms.page_restrictions(restrictions)
-            self._ancestor_reads[page_id] = parsed.get("read", perms.Principals())
-            ancestors = [
-                self._ancestor_read(str(a.get("id")))
-                for a in page.get("ancestors") or []
-                if isinstance(a, dict)
-            ]
-        except Exception as exc:
-            return None, f"{lead} the restrictions of page {page_id} ({self._describe(exc)})"
-        return perms.permissions_data(parsed, grants, ancestors), None
-
-    def _ancestor_read(self, page_id: str) -> perms.Principals:
-        if page_id not in self._ancestor_reads:
-            body = self.client.get_all_restrictions_for_content(page_id)
-            read = perms.page_restrictions(body).get("read", perms.Principals())
-            self._ancestor_reads[page_id] = read
-        return self._ancestor_reads[page_id]
-
-    # -- images and attachments ---------------------------------------------------------------
-
-    def _rewrite(self, page_id: str, view: str) -> tuple[str, media.References, list[str]]:
-        return media.rewrite(
-            view,
-            page_id,
-            base_url=self.config.url,
-            home=self._origin,
-            inline=self.config.extract_images,
-            fetch=lambda url: self.session.get(url, timeout=self.policy.timeout),
-            describe=self._describe,
-        )
-
-    def _embedded_attachments(
-        self, page_id: str, ids: set[str], names: set[str]
-    ) -> list[dict[str, Any]]:
-        """The page's attachments that its HTML embeds (by attachment id or download link)."""
-        listing = self._paged(
-            lambda start, limit: self.client.get_attachments_from_content(
-                page_id, start=start, limit=limit, expand="version"
-            ),
-            10_000,
-        )
-        return media.embedded(listing, ids, names)
-
-    def _attachment_document(
-        self, parent: Document, space_key: str, page_id: str, attachment: dict[str, Any]
-    ) -> Document:
-        doc = self._docs.attachment(
-            parent, space_key, page_id, attachment, download=self._download, describe=self._describe
-        )
-        if isinstance(doc, FailedDocument):
-            log.warning("wiki: %s", doc.error)
-        return doc
-
-    def _download(self, url: str) -> bytes:
-        response = self.session.get(url, timeout=self.policy.timeout)
-        response.raise_for_status()
-        return response.content
 
 
 @dataclass
