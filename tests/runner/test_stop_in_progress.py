@@ -37,7 +37,12 @@ FLOOR = 2
 
 
 @pytest.mark.slow
-def test_ctrl_c_finishes_the_long_pdf_in_progress_and_starts_nothing_new(tmp_path: Path) -> None:
+@pytest.mark.parametrize("notes", [6, 3], ids=["later-batches", "one-batch"])
+def test_ctrl_c_finishes_the_long_pdf_in_progress_and_starts_nothing_new(
+    tmp_path: Path, notes: int
+) -> None:
+    """With 3 notes the PDF and the notes are one batch, all handed out before the stop: the
+    job still ends STOPPED (it used to end COMPLETED when the stop came after the last batch)."""
     hooks, marks = tmp_path / "hooks", tmp_path / "marks"
     hooks.mkdir()
     marks.mkdir()
@@ -45,7 +50,7 @@ def test_ctrl_c_finishes_the_long_pdf_in_progress_and_starts_nothing_new(tmp_pat
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a-log.pdf").write_bytes(long_pdf(120))  # five ranges on two workers
-    for n in range(6):  # listed after it: not begun when the stop comes
+    for n in range(notes):  # listed after it
         (folder / f"z-note-{n}.txt").write_text(f"Note {n}.\n")
     body = workflow()
     body["workflow_nodes"] = body["workflow_nodes"][:1]  # the partitioner's elements, as read

@@ -65,8 +65,9 @@ class LocalPool(Executor):
 
     def run(self, tasks: Iterator[Task], on_result: OnResult) -> None:
         """Every task, and what each result asks for next. A first stop request ends the tasks
-        at the next document; the documents in progress (a long PDF's remaining page ranges
-        and its join included) finish before the stop is raised. A second one stops now."""
+        at the next batch of documents; the documents already handed out (a long PDF's
+        remaining page ranges and its join included) finish before the stop is raised. A second
+        one stops now."""
         pool = self._pool()
         pending: dict[Future[Any], Task] = {}
         limit = self.workers * 2  # bounded in-flight work: memory does not grow with the corpus
@@ -84,7 +85,9 @@ class LocalPool(Executor):
                 self.stopper.finish_in_progress()
             while pending:
                 pool = self._drain(pool, pending, on_result)
-            if stopped:
+            # a stop asked for after the last batch was handed out (nothing new to refuse) is a
+            # stop all the same: the job ends STOPPED, not COMPLETED
+            if stopped or self.stopper.requested:
                 self.stopper.wind_down()
                 raise KeyboardInterrupt
         except BaseException:
