@@ -8,6 +8,7 @@ import io
 import os
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -54,15 +55,29 @@ def test_an_ordinary_page_is_1000_px_wide(tmp_path: Path) -> None:
         page_image(letter, 3)
 
 
-def test_a_page_past_the_time_limit_is_refused_and_the_next_renders(
+def test_a_page_past_the_time_limit_is_refused_remembered_and_the_next_renders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    page = _pdf(tmp_path / "page.pdf", 612, 792)
+    """A refused page is refused at once when asked again (no renderer spends its time on it
+    twice); another page renders, in a fresh renderer."""
+    page = _pdf(tmp_path / "page.pdf", 612, 792, pages=2)
+    asked: list[int] = []
+    render = page_render._Renderer.render
+
+    def counted(self: Any, path: Path, number: int) -> Any:
+        asked.append(number)
+        return render(self, path, number)
+
+    monkeypatch.setattr(page_render._Renderer, "render", counted)
     monkeypatch.setattr(page_render, "RENDER_SECONDS", 0.0)  # no page renders in no time
     with pytest.raises(DocumentError, match=r"page 1 of page.pdf was not rendered: it took longer"):
         page_image(page, 1)
-    monkeypatch.undo()
-    assert _size(page_image(page, 1)[0])[0] == 1000  # a fresh renderer
+    monkeypatch.setattr(page_render, "RENDER_SECONDS", 30.0)
+    with pytest.raises(DocumentError, match=r"page 1 of page.pdf was not rendered: it took longer"):
+        page_image(page, 1)  # remembered
+    assert asked == [1]
+    assert _size(page_image(page, 2)[0])[0] == 1000  # a fresh renderer
+    assert asked == [1, 2]
 
 
 def test_an_image_too_large_to_decode_is_refused_with_its_size(tmp_path: Path) -> None:

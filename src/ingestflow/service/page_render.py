@@ -17,6 +17,7 @@ import math
 import multiprocessing
 import queue
 import threading
+from collections import OrderedDict
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ MAX_SOURCE_PIXELS = 400_000_000  # an image file larger than this is refused, no
 MEMORY_BYTES = 3 << 30  # a renderer's address space (Python, PDFium and one page)
 RENDER_SECONDS = 30.0  # one page, at most; then its renderer is killed
 RENDERERS = 2
+REMEMBERED = 256  # pages refused for their cost, remembered (the oldest forgotten first)
 
 # what a browser shows as it is; other images (TIFF, BMP, HEIC ...) are converted to PNG
 BROWSER_IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
@@ -101,15 +103,42 @@ class _Renderer:
 
 
 class _Pool:
-    """RENDERERS renderers, started on first use; a thread takes a free one or waits."""
+    """RENDERERS renderers, started on first use; a thread takes a free one or waits. A page
+    is rendered by one request at a time (others for it wait for that one), and a page refused
+    for its cost is remembered (the same file, unchanged): asked again, it is refused at once,
+    so one costly page never holds the renderers twice."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.free: queue.Queue[_Renderer | None] = queue.Queue()
         self.lock = threading.Lock()
         self.started = False
+        self.pages: dict[tuple[str, int, int, int], threading.Lock] = {}
+        self.refused: OrderedDict[tuple[str, int, int, int], str] = OrderedDict()
 
     def render(self, path: Path, number: int) -> tuple[bytes, str]:
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns, number)
+        with self.lock:
+            page = self.pages.setdefault(key, threading.Lock())
+        with page:  # one render of a page at a time; the others wait for its outcome
+            with self.lock:
+                reason = self.refused.get(key)
+            if reason is not None:
+                raise DocumentError(reason)
+            try:
+                return self._render(path, number)
+            except DocumentError as exc:
+                with self.lock:
+                    self.refused[key] = str(exc)
+                    while len(self.refused) > REMEMBERED:
+                        self.refused.popitem(last=False)
+                raise
+            finally:
+                with self.lock:
+                    self.pages.pop(key, None)
+
+    def _render(self, path: Path, number: int) -> tuple[bytes, str]:
         with self.lock:
             if not self.started:
                 for _ in range(self.size):
