@@ -26,6 +26,7 @@ from ingestflow.runner.options import RunOptions
 from ingestflow.runner.plan import Plan
 from ingestflow.runner.stopping import Stopper
 from ingestflow.runner.tasks import EmbeddingSlice, PageRange, Planner, Task
+from ingestflow.stages.base import RuntimeOptions
 from ingestflow.store.jobs import Workspace
 
 ProgressFn = events.Listener  # what hears the run's progress (runner.events)
@@ -43,8 +44,10 @@ class JobRunner:
         options: RunOptions,
         progress: ProgressFn | None = None,
     ) -> None:
-        if options.doc_timeout:
-            plan = _with_options(plan, {**plan.context.options, "doc_timeout": options.doc_timeout})
+        if options.doc_timeout:  # the workers' options are the runner's to set (RuntimeOptions)
+            plan = _with_options(
+                plan, replace(plan.context.options, doc_timeout=options.doc_timeout)
+            )
         self.plan = plan
         self.source = source
         self.destination = destination
@@ -170,7 +173,7 @@ class JobRunner:
                 self.plan.nodes[0].id,
                 executor.workers,
                 fan_at,
-                self.plan.context.options.get("doc_timeout"),
+                self.plan.context.options.doc_timeout,
             )
             executor.run(self._tasks(planner), self._on_result(planner))
 
@@ -193,10 +196,8 @@ class JobRunner:
         workers = self.opts.worker_count()
         if workers <= 1:
             return InProcess(self.plan, self.stopper, self.opts.trace)
-        options = dict(self.plan.context.options)
         threads = max(1, (os.cpu_count() or 1) // workers)
-        options.setdefault("torch_threads", threads)
-        plan = _with_options(self.plan, options)
+        plan = _with_options(self.plan, self.plan.context.options.with_threads(threads))
         return LocalPool(plan, workers, threads, self.stopper, self.opts.trace, self._context)
 
     def _tasks(self, planner: Planner) -> Iterator[Task]:
@@ -261,7 +262,7 @@ def _close_quietly(*connectors: Source | Destination) -> None:
             continue
 
 
-def _with_options(plan: Plan, options: dict[str, Any]) -> Plan:
+def _with_options(plan: Plan, options: RuntimeOptions) -> Plan:
     return replace(plan, context=replace(plan.context, options=options))
 
 

@@ -304,8 +304,9 @@ class _Pool:
         opts = executor.opts
         workers = executor.workers
         threads = 1 if opts.ray_address else max(1, (os.cpu_count() or 1) // workers)
-        options = {"torch_threads": threads, **executor.plan.context.options}
-        self.plan = replace(executor.plan, context=replace(executor.plan.context, options=options))
+        context = executor.plan.context
+        options = context.options.with_threads(threads)
+        self.plan = replace(executor.plan, context=replace(context, options=options))
         self.threads = threads
         self.actor_class = ray.remote(StagesActor).options(
             num_cpus=1, max_restarts=0, max_task_retries=0
