@@ -7,7 +7,6 @@ this process, a local process pool, or Ray) runs the tasks."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, suppress
@@ -20,6 +19,7 @@ from ingestflow.errors import IngestflowError, JobCancelled
 from ingestflow.runner import events, worker
 from ingestflow.runner.admission import Admission
 from ingestflow.runner.deletions import Deletions
+from ingestflow.runner.executors import registry
 from ingestflow.runner.executors.base import Executor, OnResult
 from ingestflow.runner.job import Job
 from ingestflow.runner.options import RunOptions
@@ -178,27 +178,19 @@ class JobRunner:
             executor.run(self._tasks(planner), self._on_result(planner))
 
     def _executor(self) -> Executor:
-        """The executor the options name, for this run's plan."""
-        if self.opts.executor == "ray":
-            from ingestflow.runner.executors.ray import RayExecutor
-
-            return RayExecutor(
+        """The executor the options name (`runner.executors.registry`), for this run's plan."""
+        return registry.build(
+            registry.Launch(
                 self.plan,
                 self.opts,
                 self.stopper,
-                self.destination,
                 self.source,
+                self.destination,
                 self.progress,
                 loading(self.plan),
+                self._context,
             )
-        from ingestflow.runner.executors.local import InProcess, LocalPool
-
-        workers = self.opts.worker_count()
-        if workers <= 1:
-            return InProcess(self.plan, self.stopper, self.opts.trace)
-        threads = max(1, (os.cpu_count() or 1) // workers)
-        plan = _with_options(self.plan, self.plan.context.options.with_threads(threads))
-        return LocalPool(plan, workers, threads, self.stopper, self.opts.trace, self._context)
+        )
 
     def _tasks(self, planner: Planner) -> Iterator[Task]:
         """The admitted batches' tasks, in order; a stop request ends them between batches."""
@@ -232,7 +224,7 @@ class JobRunner:
         """Start a fork server that loads the workers' libraries once, where it pays."""
         from ingestflow.runner import preload
 
-        if not self.opts.preload or self.opts.executor != "local":
+        if not self.opts.preload or not registry.executor_type(self.opts.executor).preloads:
             preload.stop()  # one started early on a guess (`preload.early`) is not wanted
             return
         try:
