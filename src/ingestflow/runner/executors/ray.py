@@ -193,7 +193,7 @@ class RayExecutor(Executor):
         self._stack = ExitStack()  # Ray's own lines kept off the terminal while inside
         self.writer, self.notes = self._writer(launch.destination)
         source = launch.source
-        if source is not None and not source.read_in_workers() and source.name != "local":
+        if source is not None and not source.read_in_workers() and not source.local_files:
             self.notes.append(
                 f"the {source.name} source was read by the run's own process (it cannot hand "
                 "the actors references to read themselves with these settings)"
@@ -206,10 +206,10 @@ class RayExecutor(Executor):
             return None, []
         writer = destination.for_workers()
         if writer is None:
-            why = " (Milvus Lite: a file only one process may open)"
+            why = destination.one_writer_only  # what the destination declares
             return None, [
                 f"the {destination.name} destination takes one writer"
-                f"{why if destination.name == 'vectordb' else ''}: the run's own process wrote "
+                f"{f' ({why})' if why else ''}: the run's own process wrote "
                 "every document, the Ray actors processed them"
             ]
         if destination.writes_a_folder and not self.shared_fs:
