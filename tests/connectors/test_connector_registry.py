@@ -176,3 +176,22 @@ def test_a_type_is_built_only_in_a_role_it_has(tmp_path: Path) -> None:
         wiki.build(page, "destination")
     local = registry.local_files("destination", output=tmp_path / "out")
     assert type(local.entry.build(local.config, local.role)).__name__ == "LocalDestination"
+
+
+def test_a_type_declares_the_local_file_it_opens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the API server confines to its folders is what a type declares (`local_file`), not
+    a test of the vectordb config (`service.lite_paths`)."""
+    from ingestflow.service.lite_paths import LitePaths
+
+    lite = VectorDBConfig(user="u", uri="m.db", db_name="d", password="p", collection_name="c")
+    server = lite.model_copy(update={"uri": "http://host:19530"})
+    assert registry.local_file(lite) == "m.db" and registry.local_file(server) is None
+    monkeypatch.setattr(registry, "CONNECTOR_TYPES", dict(registry.CONNECTOR_TYPES))
+    monkeypatch.setattr(registry, "_ALIASES", dict(registry._ALIASES))
+    declaring = notes_connector.ENTRY.__class__(
+        **{**vars(notes_connector.ENTRY), "type": "notebook", "local_file": lambda c: "/x/n.db"}
+    )
+    registry.register(declaring)
+    notes = notes_connector.NotesConfig(notes={"a": "A."}, access_code=ACCESS_CODE)
+    problem = LitePaths.served(Path("/nowhere")).problem(notes)
+    assert problem is not None and problem.found == "/x/n.db"

@@ -13,7 +13,7 @@ from ingestflow.elements import Document
 from ingestflow.errors import EnvironmentProblem, WorkflowInvalid
 from ingestflow.spec.catalog import catalog
 from ingestflow.spec.settings import EmbedSettings
-from ingestflow.stages.base import RunContext
+from ingestflow.stages.base import RunContext, RuntimeOptions
 from ingestflow.stages.embed import EmbedStage, local_model, torch_threads
 
 pytestmark = pytest.mark.slow  # loads unstructured and the sentence model
@@ -30,7 +30,7 @@ def embedder(
     endpoints: dict[str, Any] | None = None,
     **options: Any,
 ) -> EmbedStage:
-    ctx = RunContext(endpoints=endpoints or {}, options=options)
+    ctx = RunContext(endpoints=endpoints or {}, options=RuntimeOptions(**options))
     return EmbedStage("embedder", subtype, EmbedSettings(model_name=model), ctx)
 
 
@@ -144,7 +144,9 @@ def remote(server: Any, subtype: str, model: str, **extra: str) -> EmbedStage:
 
     name = subtype.upper()
     environ = {f"INGESTFLOW_{name}_BASE_URL": server.openai_url, **extra}
-    ctx = RunContext(endpoints=endpoints_from_env(environ), options={"embed_batch_size": 2})
+    ctx = RunContext(
+        endpoints=endpoints_from_env(environ), options=RuntimeOptions(embed_batch_size=2)
+    )
     st = EmbedStage("embedder", subtype, EmbedSettings(model_name=model), ctx)
     st.open()
     return st
@@ -190,9 +192,9 @@ def test_unknown_model_is_invalid() -> None:
 
 
 def test_torch_threads_follow_the_options() -> None:
-    assert torch_threads({"torch_threads": 3}) == 3
-    assert torch_threads({"workers": 10_000}) == 1
-    assert torch_threads({}) >= 1
+    assert torch_threads(RuntimeOptions(torch_threads=3)) == 3
+    assert torch_threads(RuntimeOptions(workers=10_000)) == 1
+    assert torch_threads(RuntimeOptions()) >= 1
 
 
 def test_only_minilm_runs_locally(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -17,6 +17,9 @@ class Source:
     """
 
     name = "source"
+    #: yields local files by path, which an executor ships to its workers itself (the paths on
+    #: a shared file system, else the files' bytes): nothing to say when it reads them
+    local_files = False
 
     def precheck(self) -> None:
         """Check the source answers and the credentials work (ConnectorError when not)."""
@@ -55,6 +58,9 @@ class Destination:
     name = "destination"
     #: writes files under a folder: other machines may write it only when they share it
     writes_a_folder = False
+    #: why only the run's own process may write it when `for_workers` gives None (words for
+    #: the job's message; empty: nothing more to say)
+    one_writer_only = ""
 
     def precheck(self, embedding_dimension: int | None) -> None:
         """Connect and check the target fits the workflow (ConnectorError when not), before any

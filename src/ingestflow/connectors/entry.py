@@ -47,6 +47,10 @@ class ConnectorType:
     endpoint_fields: tuple[str, ...] = ()
     #: False for a type the run itself makes (local files): no stored connector has it.
     stored: bool = True
+    #: The local file a config makes the connector open or create (Milvus Lite's database), or
+    #: None; a type that may name one declares it (the API server confines such files to its
+    #: folders: `service.lite_paths`).
+    local_file: Callable[[Any], str | None] | None = None
 
     @property
     def roles(self) -> tuple[str, ...]:

@@ -64,6 +64,7 @@ class LocalSource(Source):
     name relative to its input (uploads: a new folder each job, the same document each time)."""
 
     name = "local"
+    local_files = True
 
     def __init__(
         self, inputs: list[Path], exclude: list[Path] | None = None, identity: str | None = None

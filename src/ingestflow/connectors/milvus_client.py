@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from ingestflow.connectors.vectordb import VectorDBConfig
+from ingestflow.connectors.vectordb import VectorDBConfig, is_lite
 from ingestflow.connectors.vectordb_schema import SchemaInfo
 from ingestflow.errors import ConnectorError, EnvironmentProblem, IngestflowError
 from ingestflow.spec.models import MASK
@@ -28,8 +28,6 @@ from ingestflow.spec.record import mask_url_credentials
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
 
-SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
-
 
 def quiet_pymilvus_logs() -> None:
     """Silence pymilvus's ERROR log of every failed RPC (a traceback each), its WARNING with a
@@ -37,11 +35,6 @@ def quiet_pymilvus_logs() -> None:
     ingestflow reports each failure once, in its own words."""
     for name in ("pymilvus.decorators", "pymilvus.client.connection_manager", "milvus_lite"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-
-
-def is_lite(uri: str) -> bool:
-    """True for a Milvus Lite file path, False for a server address."""
-    return not uri.strip().lower().startswith(SERVER_SCHEMES)
 
 
 def create_command(uri: str, collection: str, dim: int = 384, db_name: str = "") -> str:

@@ -61,6 +61,15 @@ def types_of(role: str | None) -> list[str]:
     return [e.type for e in CONNECTOR_TYPES.values() if e.stored and (not role or role in e.roles)]
 
 
+def local_file(config: Any) -> str | None:
+    """The local file a parsed connector config makes its connector open or create (a Milvus
+    Lite database), or None (`ConnectorType.local_file`)."""
+    for entry in CONNECTOR_TYPES.values():
+        if entry.local_file is not None and isinstance(config, entry.config_model):
+            return entry.local_file(config)
+    return None
+
+
 @dataclass
 class CheckedConnector:
     """The outcome of validating a connector body."""

@@ -25,6 +25,19 @@ class VectorDBConfig(Model):
     collection_name: str = Field(min_length=1)
 
 
+SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
+
+
+def is_lite(uri: str) -> bool:
+    """True for a Milvus Lite file path, False for a server address."""
+    return not uri.strip().lower().startswith(SERVER_SCHEMES)
+
+
+def _local_file(config: VectorDBConfig) -> str | None:
+    """The Milvus Lite database file a config opens (or creates), or None for a server."""
+    return config.uri if is_lite(config.uri) else None
+
+
 def _identity(config: VectorDBConfig) -> str:
     return f"vectordb:{config.uri}:{config.db_name}:{config.collection_name}"
 
@@ -38,4 +51,5 @@ ENTRY = ConnectorType(
     aliases=("milvus",),
     config_rules=url_credential_problems,
     endpoint_fields=("uri", "user"),
+    local_file=_local_file,
 )

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from ingestflow.connectors.milvus_client import MilvusTarget, describe, ensure_loaded, target_of
+from ingestflow.connectors.milvus_client import (
+    MilvusTarget,
+    describe,
+    ensure_loaded,
+    mask_uri,
+    target_of,
+)
 from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.connectors.vectordb_schema import SchemaInfo
 from ingestflow.errors import ConnectorError, IngestflowError
@@ -182,6 +188,24 @@ class SearchHit:
     record_id: str | None
     filename: str | None
     text: str | None
+
+
+def embeddings_dimension(uri: str, collection: str, **conn: Any) -> int | None:
+    """The dimension of the collection's `embeddings` field (None without one); ConnectorError
+    when the collection is missing or the server does not answer. Checked before a query
+    vector is made (loading a model takes seconds)."""
+    target = MilvusTarget.of(uri, **conn)
+    client = target.connect()
+    try:
+        vec = describe(client, target, collection).fields.get("embeddings")
+    finally:
+        client.close()
+    return None if vec is None else vec.dim
+
+
+def shown_uri(uri: str) -> str:
+    """A Milvus URI with any credentials masked, for messages."""
+    return mask_uri(uri)
 
 
 def search(

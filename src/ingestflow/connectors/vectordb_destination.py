@@ -42,18 +42,16 @@ from ingestflow.batching import bounded_batches
 from ingestflow.connectors import vectordb_queries as queries
 from ingestflow.connectors.base import Destination
 from ingestflow.connectors.milvus_client import (
-    SERVER_SCHEMES,
     MilvusTarget,
     create_command,
     describe,
     ensure_loaded,
     index_problems,
-    is_lite,
     mask_uri,
     quiet_pymilvus_logs,
     target_of,
 )
-from ingestflow.connectors.vectordb import VectorDBConfig
+from ingestflow.connectors.vectordb import SERVER_SCHEMES, VectorDBConfig, is_lite
 from ingestflow.connectors.vectordb_admin import (
     COLLECTION_NAME,
     MINIMAL_FIELDS,
@@ -108,6 +106,7 @@ class VectorDBDestination(Destination):
     """
 
     name = "vectordb"
+    one_writer_only = "Milvus Lite: a file only one process may open"  # (`for_workers`)
 
     def __init__(
         self,

@@ -7,7 +7,6 @@ this process, a local process pool, or Ray) runs the tasks."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, suppress
@@ -20,12 +19,14 @@ from ingestflow.errors import IngestflowError, JobCancelled
 from ingestflow.runner import events, worker
 from ingestflow.runner.admission import Admission
 from ingestflow.runner.deletions import Deletions
+from ingestflow.runner.executors import registry
 from ingestflow.runner.executors.base import Executor, OnResult
 from ingestflow.runner.job import Job
 from ingestflow.runner.options import RunOptions
 from ingestflow.runner.plan import Plan
 from ingestflow.runner.stopping import Stopper
 from ingestflow.runner.tasks import EmbeddingSlice, PageRange, Planner, Task
+from ingestflow.stages.base import RuntimeOptions
 from ingestflow.store.jobs import Workspace
 
 ProgressFn = events.Listener  # what hears the run's progress (runner.events)
@@ -43,8 +44,10 @@ class JobRunner:
         options: RunOptions,
         progress: ProgressFn | None = None,
     ) -> None:
-        if options.doc_timeout:
-            plan = _with_options(plan, {**plan.context.options, "doc_timeout": options.doc_timeout})
+        if options.doc_timeout:  # the workers' options are the runner's to set (RuntimeOptions)
+            plan = _with_options(
+                plan, replace(plan.context.options, doc_timeout=options.doc_timeout)
+            )
         self.plan = plan
         self.source = source
         self.destination = destination
@@ -170,34 +173,24 @@ class JobRunner:
                 self.plan.nodes[0].id,
                 executor.workers,
                 fan_at,
-                self.plan.context.options.get("doc_timeout"),
+                self.plan.context.options.doc_timeout,
             )
             executor.run(self._tasks(planner), self._on_result(planner))
 
     def _executor(self) -> Executor:
-        """The executor the options name, for this run's plan."""
-        if self.opts.executor == "ray":
-            from ingestflow.runner.executors.ray import RayExecutor
-
-            return RayExecutor(
+        """The executor the options name (`runner.executors.registry`), for this run's plan."""
+        return registry.build(
+            registry.Launch(
                 self.plan,
                 self.opts,
                 self.stopper,
-                self.destination,
                 self.source,
+                self.destination,
                 self.progress,
                 loading(self.plan),
+                self._context,
             )
-        from ingestflow.runner.executors.local import InProcess, LocalPool
-
-        workers = self.opts.worker_count()
-        if workers <= 1:
-            return InProcess(self.plan, self.stopper, self.opts.trace)
-        options = dict(self.plan.context.options)
-        threads = max(1, (os.cpu_count() or 1) // workers)
-        options.setdefault("torch_threads", threads)
-        plan = _with_options(self.plan, options)
-        return LocalPool(plan, workers, threads, self.stopper, self.opts.trace, self._context)
+        )
 
     def _tasks(self, planner: Planner) -> Iterator[Task]:
         """The admitted batches' tasks, in order; a stop request ends them between batches."""
@@ -231,7 +224,7 @@ class JobRunner:
         """Start a fork server that loads the workers' libraries once, where it pays."""
         from ingestflow.runner import preload
 
-        if not self.opts.preload or self.opts.executor != "local":
+        if not self.opts.preload or not registry.executor_type(self.opts.executor).preloads:
             preload.stop()  # one started early on a guess (`preload.early`) is not wanted
             return
         try:
@@ -261,7 +254,7 @@ def _close_quietly(*connectors: Source | Destination) -> None:
             continue
 
 
-def _with_options(plan: Plan, options: dict[str, Any]) -> Plan:
+def _with_options(plan: Plan, options: RuntimeOptions) -> Plan:
     return replace(plan, context=replace(plan.context, options=options))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -23,9 +23,9 @@ class RunOptions:
     job_id: str | None = None  # a SCHEDULED job already recorded (by the service) to run
     reuse: Any = None  # a runner.reuse.Reuse: start documents from earlier node outputs
     doc_timeout: float | None = 1800.0  # seconds a document may spend in one node
-    executor: str = "local"  # "local" (worker processes) or "ray" (runner.executors.ray)
-    ray_address: str | None = None  # None: a local Ray cluster for the run; "auto", "ray://…"
-    ray_shared_fs: bool = False  # every Ray machine sees the local folders (docs/ray.md)
+    executor: str = "local"  # a name of runner.executors.registry ("local", "ray")
+    #: executor name -> its own options (`registry.RayOptions` for "ray"); absent: its defaults
+    executor_options: dict[str, Any] = field(default_factory=dict)
     preload: bool = False  # workers forked from a preloaded server where it pays (runner.preload)
     source_key: str | None = None  # what was listed (runner.deletions); None: uploads
     keep_deleted: bool = False  # keep what left the source in the destination

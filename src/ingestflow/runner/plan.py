@@ -16,7 +16,7 @@ from ingestflow.spec.problems import Problem
 from ingestflow.spec.registry import NodeKind, stage_class
 from ingestflow.spec.rules import node_key
 from ingestflow.spec.validate import CheckedWorkflow, check_runnable
-from ingestflow.stages.base import NodeInputs, RunContext, Stage
+from ingestflow.stages.base import NodeInputs, RunContext, RuntimeOptions, Stage
 
 if TYPE_CHECKING:
     from ingestflow.providers.config import Endpoint
@@ -72,7 +72,7 @@ def build_plan(
     data: Any,
     today: date | None = None,
     endpoints: dict[str, Endpoint] | None = None,
-    options: dict[str, Any] | None = None,
+    options: RuntimeOptions | None = None,
 ) -> Plan:
     """Check a workflow body (`spec.validate.check_runnable`: a template expanded) and build its
     Plan; WorkflowInvalid if not. A front end that has checked the body already builds the plan
@@ -84,13 +84,13 @@ def build_plan(
         from ingestflow.providers.config import endpoints_from_env
 
         endpoints = endpoints_from_env()
-    return plan_from_checked(checked, endpoints, options or {})
+    return plan_from_checked(checked, endpoints, options)
 
 
 def plan_from_checked(
     checked: CheckedWorkflow,
     endpoints: dict[str, Endpoint] | None = None,
-    options: dict[str, Any] | None = None,
+    options: RuntimeOptions | None = None,
 ) -> Plan:
     """The Plan of an already validated workflow."""
     assert checked.workflow is not None and checked.valid
@@ -111,7 +111,7 @@ def plan_from_checked(
     context = RunContext(
         unique_element_ids=getattr(first, "unique_element_ids", True),
         endpoints=dict(endpoints_from_env() if endpoints is None else endpoints),
-        options=dict(options or {}),
+        options=options or RuntimeOptions(),
         context_provider=context_provider() if _contextual(nodes) else "provider_a",
     )
     nodes = with_inputs(nodes)

@@ -86,7 +86,7 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
         # spaCy's thinc imports torch when it can (~1.2 s a worker) though nothing here uses it
         sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
     global _TIMEOUT
-    _TIMEOUT = plan.context.options.get("doc_timeout") or None
+    _TIMEOUT = plan.context.options.doc_timeout or None
     stages = plan.stages()
     _STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
     _OPENED.clear()

@@ -22,9 +22,9 @@ def create_collection(uri: str, collection: str, dim: int, schema: str, **conn: 
 
 def shown_uri(uri: str) -> str:
     """A Milvus URI with any credentials masked, for messages."""
-    from ingestflow.connectors.milvus_client import mask_uri
+    from ingestflow.connectors.vectordb_admin import shown_uri as shown
 
-    return mask_uri(uri)
+    return shown(uri)
 
 
 def local_embed_model() -> str:
@@ -38,17 +38,10 @@ def search(uri: str, collection: str, query: str, k: int, **conn: Any) -> list[A
     """The `k` elements closest to `query` (embedded with the local model), best first. The
     collection is checked before the model loads."""
     from ingestflow.connectors import vectordb_admin
-    from ingestflow.connectors.milvus_client import MilvusTarget, describe
 
-    target = MilvusTarget.of(uri, **conn)
-    client = target.connect()
-    try:
-        info = describe(client, target, collection)
-    finally:
-        client.close()
-    vec = info.fields.get("embeddings")
-    if vec is None or vec.dim != LOCAL_QUERY_DIMENSION:
-        found = "no 'embeddings' field" if vec is None else f"{vec.dim}-dimensional embeddings"
+    dim = vectordb_admin.embeddings_dimension(uri, collection, **conn)
+    if dim != LOCAL_QUERY_DIMENSION:
+        found = "no 'embeddings' field" if dim is None else f"{dim}-dimensional embeddings"
         raise ConnectorError(
             f"vectordb: collection '{collection}' has {found}; the local model makes "
             f"{LOCAL_QUERY_DIMENSION}-dimensional vectors"

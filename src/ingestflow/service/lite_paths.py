@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingestflow.connectors.vectordb import VectorDBConfig
+from ingestflow.connectors.registry import local_file
 from ingestflow.spec.problems import Problem
 
 
@@ -66,9 +66,6 @@ class LitePaths:
 
 
 def _lite_uri(config: Any) -> str | None:
-    """The Milvus Lite path a parsed connector config names, if it names one."""
-    from ingestflow.connectors.milvus_client import is_lite
-
-    if isinstance(config, VectorDBConfig) and is_lite(config.uri):
-        return config.uri
-    return None
+    """The Milvus Lite path a parsed connector config names, if it names one (what its type
+    declares: `ConnectorType.local_file`)."""
+    return local_file(config)

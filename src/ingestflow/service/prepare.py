@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import WorkflowInvalid
 from ingestflow.service.requests import (
-    EXECUTORS,
     RequestInvalid,
     RunRequest,
     check_policies,
@@ -40,15 +39,16 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
     (`connectors`: the workspace's `service.connectors.Connectors`); RequestInvalid names the
     request's fields, WorkflowInvalid the body's paths."""
     from ingestflow.runner.executor import RunOptions
+    from ingestflow.runner.executors.registry import RayOptions, names
     from ingestflow.runner.plan import build_plan, plan_from_checked
 
     r, run = request, request.execution
     inputs = list(r.inputs)
     # checked once: by the front end (its result comes with the request), or here
     plan = plan_from_checked(r.checked) if r.checked is not None else build_plan(r.body)
-    if run.executor not in EXECUTORS:
+    if run.executor not in names():
         raise request_problem(
-            "execution.executor", "unknown executor", found=run.executor, allowed=list(EXECUTORS)
+            "execution.executor", "unknown executor", found=run.executor, allowed=list(names())
         )
     check_policies(r.on_oversize)
     source_ref = r.source or plan.workflow.source_id
@@ -101,8 +101,7 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
     options = RunOptions(
         doc_timeout=run.doc_timeout,
         executor=run.executor,
-        ray_address=run.ray_address,
-        ray_shared_fs=run.ray_shared_fs,
+        executor_options={"ray": RayOptions(run.ray_address, run.ray_shared_fs)},
         reuse=_reuse(ws, plan, r),
         workers=run.workers,
         trace=r.trace,

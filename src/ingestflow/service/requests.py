@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 OversizePolicy = Literal["fail", "drop", "truncate"]
 #: What a vectordb destination may do with a value over its VARCHAR limit.
 OVERSIZE_POLICIES: tuple[OversizePolicy, ...] = ("fail", "drop", "truncate")
-#: Where a run's documents may be processed.
-EXECUTORS = ("local", "ray")
 JobType = Literal["ephemeral", "persistent", "template", "scheduled"]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,28 @@ class Part:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+#: Texts the local embedding model encodes at once unless the run says otherwise.
+EMBED_BATCH_SIZE = 32
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How this run's workers work, set by the runner (never by the workflow): read by attribute.
+
+    `doc_timeout`: seconds a document may spend in one node (None: no limit). `torch_threads`:
+    torch's threads in a worker (None: the CPUs shared among `workers`). `embed_batch_size`:
+    texts the local embedding model encodes at once."""
+
+    doc_timeout: float | None = None
+    torch_threads: int | None = None
+    embed_batch_size: int = EMBED_BATCH_SIZE
+    workers: int = 1
+
+    def with_threads(self, threads: int) -> RuntimeOptions:
+        """These options with torch's threads a worker: those already set, else `threads`."""
+        return self if self.torch_threads is not None else replace(self, torch_threads=threads)
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What every stage of a run may need besides its own settings: run-wide values only.
@@ -30,12 +52,13 @@ class RunContext:
     provider or embedder name to the model server the user configured (`providers.config`;
     remote features need one offline). What one node hands another is not here: it is each
     planned node's `NodeInputs`.
+    `options`: how the workers work (`RuntimeOptions`, the runner's).
     """
 
     unique_element_ids: bool = True
     workspace: Path | None = None
     endpoints: dict[str, Endpoint] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
+    options: RuntimeOptions = field(default_factory=RuntimeOptions)
     #: The provider contextual chunking uses.
     context_provider: str = "provider_a"
 

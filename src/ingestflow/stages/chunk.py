@@ -224,7 +224,7 @@ class ChunkStage(Stage):
         return [chunk for run in runs for chunk in chunk_elements(run, **kwargs)]
 
     def _similarity_runs(self, elements: list[LibElement]) -> list[list[LibElement]]:
-        from ingestflow.stages.embed import DEFAULT_BATCH_SIZE, encode
+        from ingestflow.stages.embed import encode
 
         st = self.chunk_settings
         assert isinstance(st, ChunkBySimilaritySettings)
@@ -233,7 +233,7 @@ class ChunkStage(Stage):
             if st.similarity_threshold is None
             else st.similarity_threshold
         )
-        batch = int(self.context.options.get("embed_batch_size", DEFAULT_BATCH_SIZE))
+        batch = self.context.options.embed_batch_size
         texts = [e.text for e in elements if e.text and e.text.strip()]
         vectors = iter(encode(texts, batch) if texts else [])
 

@@ -33,7 +33,7 @@ from ingestflow.providers.config import Endpoint, base_url_variable
 from ingestflow.spec.catalog import LOCAL_EMBED_MODEL, EmbedModel, catalog
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import EmbedSettings, Settings
-from ingestflow.stages.base import NodeInputs, RunContext, Stage
+from ingestflow.stages.base import EMBED_BATCH_SIZE, NodeInputs, RunContext, RuntimeOptions, Stage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from ingestflow.providers.client import ModelClient
 
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = EMBED_BATCH_SIZE
 
 _model: SentenceTransformer | None = None
 _model_lock = threading.Lock()
@@ -49,13 +49,12 @@ _backend: str | None = None
 _backend_lock = threading.Lock()
 
 
-def torch_threads(options: dict[str, Any]) -> int:
+def torch_threads(options: RuntimeOptions) -> int:
     """Threads for torch in this process: `torch_threads`, else the CPUs shared among `workers`."""
-    given = options.get("torch_threads")
-    if given:
-        return max(1, int(given))
+    if options.torch_threads:
+        return max(1, options.torch_threads)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    workers = max(1, int(options.get("workers") or 1))
+    workers = max(1, options.workers or 1)
     return max(1, (cpus or 1) // workers)
 
 
@@ -146,7 +145,7 @@ class EmbedStage(Stage):
         assert isinstance(settings, EmbedSettings)
         self.model_name = settings.model_name
         self.model: EmbedModel | None = catalog().embed_model(subtype, settings.model_name)
-        self.batch_size = int(context.options.get("embed_batch_size", DEFAULT_BATCH_SIZE))
+        self.batch_size = context.options.embed_batch_size
         self.endpoint: Endpoint | None = None
         self._client: ModelClient | None = None
         self._mismatch: str | None = None  # a wrong dimension, once seen, fails at once

@@ -22,24 +22,23 @@ import signal
 import sys
 import tempfile
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingestflow.connectors.base import Destination, Source
+from ingestflow.connectors.base import Destination
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
 from ingestflow.runner import events, worker
 from ingestflow.runner.executors import ray_cluster
 from ingestflow.runner.executors.base import Executor, OnResult
 from ingestflow.runner.plan import Plan
-from ingestflow.runner.stopping import Stopper
 from ingestflow.runner.tasks import Join, Task, WholeDocuments, alone, call, crashed, documents
 
 if TYPE_CHECKING:
-    from ingestflow.runner.options import RunOptions
+    from ingestflow.runner.executors.registry import Launch, RayOptions
 
 SHARED_FS_ENV = "INGESTFLOW_RAY_SHARED_FS"
 PER_ACTOR = 2  # tasks in flight on one actor: one running, one queued behind it
@@ -169,41 +168,32 @@ class _Slot:
 
 class RayExecutor(Executor):
     """Tasks on a pool of Ray actors, one a CPU: on a local cluster started for the run, or on
-    the cluster at `options.ray_address`. Inside the context, the cluster is reachable and
+    the cluster at `RayOptions.address`. Inside the context, the cluster is reachable and
     `workers` is the pool's size; after it, no process of a local cluster remains."""
 
-    def __init__(
-        self,
-        plan: Plan,
-        options: RunOptions,
-        stopper: Stopper,
-        destination: Destination | None = None,
-        source: Source | None = None,
-        progress: events.Listener = events.ignore,
-        loading: Sequence[str] = (),
-    ) -> None:
+    def __init__(self, launch: Launch, own: RayOptions) -> None:
         try:
             import ray
         except ImportError as exc:
             raise EnvironmentProblem(NEEDS_RAY) from exc
         self.ray = ray
-        self.plan = plan
-        self.opts = options
-        self.stopper = stopper
+        self.plan = plan = launch.plan
+        self.opts = options = launch.options
+        self.address = own.address
+        self.stopper = launch.stopper
         self.trace = options.trace
-        self.progress = progress  # what the cluster and the actors are doing, in words
-        self.loading = tuple(loading)  # what an actor loads first (`executor.loading`)
+        self.progress = launch.progress or events.ignore  # the cluster and the actors, in words
+        self.loading = tuple(launch.loading)  # what an actor loads first (`executor.loading`)
         self.node_id = plan.nodes[0].id  # where a crashed document fails
         # local folders every actor sees at the same path: its own cluster is this machine
         self.shared_fs = (
-            options.ray_shared_fs
-            or not options.ray_address
-            or os.environ.get(SHARED_FS_ENV, "").strip() == "1"
+            own.shared_fs or not own.address or os.environ.get(SHARED_FS_ENV, "").strip() == "1"
         )
         self._before: set[int] = set()
         self._stack = ExitStack()  # Ray's own lines kept off the terminal while inside
-        self.writer, self.notes = self._writer(destination)
-        if source is not None and not source.read_in_workers() and source.name != "local":
+        self.writer, self.notes = self._writer(launch.destination)
+        source = launch.source
+        if source is not None and not source.read_in_workers() and not source.local_files:
             self.notes.append(
                 f"the {source.name} source was read by the run's own process (it cannot hand "
                 "the actors references to read themselves with these settings)"
@@ -216,10 +206,10 @@ class RayExecutor(Executor):
             return None, []
         writer = destination.for_workers()
         if writer is None:
-            why = " (Milvus Lite: a file only one process may open)"
+            why = destination.one_writer_only  # what the destination declares
             return None, [
                 f"the {destination.name} destination takes one writer"
-                f"{why if destination.name == 'vectordb' else ''}: the run's own process wrote "
+                f"{f' ({why})' if why else ''}: the run's own process wrote "
                 "every document, the Ray actors processed them"
             ]
         if destination.writes_a_folder and not self.shared_fs:
@@ -232,18 +222,18 @@ class RayExecutor(Executor):
     def __enter__(self) -> RayExecutor:
         import psutil
 
-        ray, opts = self.ray, self.opts
+        ray, opts, address = self.ray, self.opts, self.address
         self._before = {p.pid for p in psutil.Process().children(recursive=True)}
         self._stack.enter_context(ray_cluster.quiet(ray))
         sigterm = ray_cluster.sigterm_handler()
-        if opts.ray_address:
-            doing = f"connecting to the Ray cluster at {opts.ray_address}"
+        if address:
+            doing = f"connecting to the Ray cluster at {address}"
         else:
             doing = f"starting a local Ray cluster ({opts.worker_count()} CPUs)"
         self.progress(events.ExecutorStep("ray cluster", doing))
         try:
-            if opts.ray_address:
-                ray.init(address=opts.ray_address, log_to_driver=False, configure_logging=False)
+            if address:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
             else:  # a local cluster for this run
                 with ray_cluster.lean(ray):
                     ray.init(
@@ -254,10 +244,10 @@ class RayExecutor(Executor):
                     )
         except (ConnectionError, RuntimeError, ValueError) as exc:
             self._stack.close()
-            where = opts.ray_address or "a local Ray cluster"
+            where = address or "a local Ray cluster"
             ray_cluster.reap(self._started())
             hint = ""
-            if str(opts.ray_address).startswith("ray://") and "RAY_AUTH_MODE" not in os.environ:
+            if str(address).startswith("ray://") and "RAY_AUTH_MODE" not in os.environ:
                 hint = " (a cluster with token authentication needs RAY_AUTH_MODE=token here)"
             raise EnvironmentProblem(
                 f"could not reach {where}: {worker.reason(exc)}{hint}"
@@ -265,7 +255,7 @@ class RayExecutor(Executor):
         finally:  # `ray.init` installs its own SIGTERM handler: the runner's stops the job cleanly
             if sigterm is not None:
                 signal.signal(signal.SIGTERM, sigterm)
-        if opts.ray_address:  # one actor a CPU of the cluster: more would wait for one forever
+        if address:  # one actor a CPU of the cluster: more would wait for one forever
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
             self.workers = min(opts.workers or cpus, cpus)
         else:
@@ -276,7 +266,7 @@ class RayExecutor(Executor):
         try:
             # the local cluster's processes (GCS, raylet, their workers): none outlives the run
             started = self._started()
-            if not self.opts.ray_address:
+            if not self.address:
                 self.progress(events.ExecutorStep("ray stop", "stopping the local Ray cluster"))
             self.ray.shutdown()
             ray_cluster.reap(started)
@@ -301,11 +291,11 @@ class _Pool:
         self.ray = ray = executor.ray
         self.executor = executor
         self.on_result = on_result
-        opts = executor.opts
         workers = executor.workers
-        threads = 1 if opts.ray_address else max(1, (os.cpu_count() or 1) // workers)
-        options = {"torch_threads": threads, **executor.plan.context.options}
-        self.plan = replace(executor.plan, context=replace(executor.plan.context, options=options))
+        threads = 1 if executor.address else max(1, (os.cpu_count() or 1) // workers)
+        context = executor.plan.context
+        options = context.options.with_threads(threads)
+        self.plan = replace(executor.plan, context=replace(context, options=options))
         self.threads = threads
         self.actor_class = ray.remote(StagesActor).options(
             num_cpus=1, max_restarts=0, max_task_retries=0
