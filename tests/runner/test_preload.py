@@ -164,6 +164,7 @@ def test_the_guess_from_the_workflow_file_is_the_spec_the_run_wants(
     untold = workflow()
     del untold["workflow_nodes"][0]["settings"]["strategy"]  # the default: left to the plan
     assert preload.guess(untold, 2, told) is None
+    odd: object
     for odd in ({}, [], {"workflow_nodes": "x"}, {"workflow_nodes": [None]}, None):
         assert preload.guess(odd, 2, told) is None
     monkeypatch.setenv(preload.SWITCH_ENV, "0")

@@ -21,7 +21,7 @@ from tests.conftest import FIXTURES, REPO
 
 runner = CliRunner()
 DOCS = FIXTURES / "docs"
-PARTITION_ONLY = {
+PARTITION_ONLY: dict[str, Any] = {
     "name": "partition only",
     "workflow_type": "custom",
     "workflow_nodes": [

@@ -319,7 +319,7 @@ def test_wiki_to_milvus_lite_with_permissions(tmp_path: Path, wiki: FakeConfluen
     finally:
         client.close()
     assert rows and {len(r["embeddings"]) for r in rows} == {384}
-    by_file = {}
+    by_file: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_file.setdefault(row["filename"], []).append(row)
     assert set(by_file) == {

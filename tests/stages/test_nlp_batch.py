@@ -105,7 +105,7 @@ def partitioned(path: Path) -> str:
     from unstructured.nlp import tokenize
 
     for cached in (tokenize._process_cached, tokenize._tokenize_for_cache, tokenize.pos_tag):
-        cached.cache_clear()  # type: ignore[attr-defined]
+        cached.cache_clear()
     tokenize.word_tokenize.cache_clear()
     settings = UnstructuredPartitionSettings(strategy="fast", unique_element_ids=False)
     stage = UnstructuredPartitionStage("P", "unstructured_api", settings, RunContext())

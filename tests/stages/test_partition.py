@@ -398,7 +398,7 @@ def test_deterministic_ids_unique_over_duplicate_pdf_pages(make: Make, corpus: P
 
 
 def test_metadata_filename_filetype_languages_and_data_source(fast: UnstructuredPartitionStage):
-    source = {
+    source: dict[str, Any] = {
         "url": "file:///srv/docs/report.pdf",
         "record_locator": {"protocol": "file", "remote_file_path": "/srv/docs/report.pdf"},
         "permissions_data": [{"read": {"users": ["ana"], "groups": []}}],

@@ -586,7 +586,7 @@ def test_a_stand_in_imports_its_module_once_at_first_use(
     assert (tmp_path / "count").read_text() == "1"  # imported once, by the first use
     assert sys.modules["lazy_probe"].VALUE == 7  # the real module now
     patches._stand_in("lazy_package")
-    assert sys.modules["lazy_package"].__doc__.startswith("imported at first use")
+    assert (sys.modules["lazy_package"].__doc__ or "").startswith("imported at first use")
     import lazy_package.inner  # a submodule: the package's own code runs first
 
     assert lazy_package.inner.READY and sys.modules["lazy_package"].READY
