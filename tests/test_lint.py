@@ -15,7 +15,18 @@ def test_a_misspelt_marker_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "test_typo.py").write_text(
         "import pytest\n\n\n@pytest.mark.slwo\ndef test_x():\n    pass\n"
     )
-    args = ["-q", "-p", "no:cacheprovider", "-c", "pyproject.toml", "--rootdir", str(REPO)]
+    # -n 0: in that one process (addopts asks for two workers, which would start for one test)
+    args = [
+        "-q",
+        "-n",
+        "0",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        "pyproject.toml",
+        "--rootdir",
+        str(REPO),
+    ]
     out = subprocess.run(
         [sys.executable, "-m", "pytest", *args, str(tmp_path / "test_typo.py")],
         cwd=REPO,

@@ -66,6 +66,7 @@ def test_the_fork_servers_liveness_pipe_is_where_a_worker_looks_for_it() -> None
         os.close(read)
 
 
+@pytest.mark.slow
 def test_a_fork_server_is_stopped_and_a_fresh_one_starts_when_next_asked() -> None:
     ctx = multiprocessing.get_context("forkserver")
     multiprocessing.forkserver.ensure_running()

@@ -139,6 +139,7 @@ print(sorted(m for m in ("rapidocr.main", "onnxruntime", "unstructured.partition
         ),
     ],
 )
+@pytest.mark.slow
 def test_what_a_high_res_server_loads_follows_the_run_s_files(
     suffixes: list[str], engine: str, nlp: bool, loaded: list[str]
 ) -> None:
@@ -268,6 +269,7 @@ def test_a_local_source_tells_the_extensions_of_its_first_files(tmp_path: Path) 
     assert LocalSource([tmp_path / "missing"]).suffixes() == set()  # the precheck says why
 
 
+@pytest.mark.slow
 def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
     spec = {
         "threads": 1,
@@ -310,6 +312,7 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
     }
 
 
+@pytest.mark.slow
 def test_the_server_imports_the_high_res_stack_but_loads_no_model() -> None:
     spec = {
         "threads": 1,

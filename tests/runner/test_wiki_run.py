@@ -200,6 +200,7 @@ def test_image_is_inlined_before_partitioning(tmp_path: Path, wiki: FakeConfluen
     assert len(wiki.requests_to("/download/attachments/11/diagram.png")) == 1
 
 
+@pytest.mark.slow
 def test_rerun_skips_unchanged_pages_and_a_failing_page_fails_alone(
     tmp_path: Path, wiki: FakeConfluence
 ) -> None:

@@ -599,6 +599,7 @@ except DocumentError as exc:
 """
 
 
+@pytest.mark.slow
 def test_an_unreadable_file():
     folder = Path(tempfile.mkdtemp(prefix="ingestflow-unreadable-"))
     try:
@@ -763,6 +764,7 @@ def _pdfium_reads_text(path: Path) -> bool:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("options", CONFORMANCE, ids=["defaults", "breaks-coordinates-exclude"])
+@pytest.mark.slow
 def test_corpus_conformance_with_the_library(make: Make, corpus: Path, options: dict[str, Any]):
     """Types, text, ids and metadata equal the library's own call, except the documented changes."""
     from unstructured.partition.auto import partition

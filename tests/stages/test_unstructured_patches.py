@@ -481,6 +481,7 @@ print("matplotlib after drawing:", "matplotlib" in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_the_layout_package_draws_with_matplotlib_loaded_only_when_it_draws() -> None:
     # a fresh process (this one may hold the real module): matplotlib's pyplot (~0.5 s) is left
     # out until the library's drawing aid is called, and then it draws as before
@@ -538,6 +539,7 @@ print("xycut:", hasattr(original, "py_func"), numba.njit(original).py_func is or
 """
 
 
+@pytest.mark.slow
 def test_the_lazy_modules_stand_in_until_used_then_the_real_ones_answer() -> None:
     # a fresh process (this one has imported them): after the reading modules are imported,
     # spaCy, the analysis drawings and the drawing aid are stand-ins and numba is absent; a
