@@ -30,6 +30,7 @@ def _snippet() -> str:
 
 
 @pytest.mark.parametrize("preload", ["1", "0"], ids=["forkserver", "spawn"])
+@pytest.mark.slow
 def test_the_readme_snippet_runs_as_a_plain_script(tmp_path: Path, preload: str) -> None:
     (tmp_path / "docs").mkdir()
     shutil.copy(ROOT / "fixtures/docs/notes.txt", tmp_path / "docs/notes.txt")

@@ -15,7 +15,7 @@ from ingestflow.service import Service
 from tests.fakes.confluence import FakeConfluence
 
 runner = CliRunner()
-BODY = {
+BODY: dict[str, Any] = {
     "name": "lite",
     "type": "milvus",
     "config": {

@@ -148,6 +148,7 @@ def test_library_log_lines_stay_off_the_terminal_unless_verbose(tmp_path: Path) 
     assert "1 of 1 documents written" in quiet
 
 
+@pytest.mark.slow
 def test_human_output_on_stdout_errors_on_stderr(tmp_path: Path) -> None:
     doc = tmp_path / "in" / "a.txt"
     doc.parent.mkdir()
@@ -193,6 +194,7 @@ def test_every_listing_command_has_json(tmp_path: Path) -> None:
     assert "--json" in search.output
 
 
+@pytest.mark.slow
 def test_tables_fit_80_columns(tmp_path: Path) -> None:
     doc = tmp_path / "in" / "a-document-with-a-rather-long-file-name-indeed.txt"
     doc.parent.mkdir()

@@ -167,6 +167,7 @@ def test_serve_logs_one_line_per_request_without_secrets(tmp_path: Path) -> None
     assert key not in logged and secret not in logged and "nope" not in logged
 
 
+@pytest.mark.slow
 def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
     ws = str(tmp_path / "ws")
     new_key(ws)

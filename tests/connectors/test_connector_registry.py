@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import get_type_hints
 
 import pytest
+from pydantic import SecretStr
 
 from ingestflow.connectors import registry
 from ingestflow.connectors.base import Destination, Source
@@ -93,10 +94,12 @@ def test_built_in_entries_declare_their_secrets_and_keep_their_identities(tmp_pa
         ("source", "destination"),
     )
     # identities key processed documents in existing workspaces: they must not change
-    page = WikiConfig(url="https://w.example/wiki/", spaces=["B", "A"], token=MASK)
+    page = WikiConfig(url="https://w.example/wiki/", spaces=["B", "A"], token=SecretStr(MASK))
     assert wiki.identity(page) == "wiki:https://w.example/wiki"
     assert wiki.source_key(page) == 'wiki:https://w.example/wiki:["A", "B"]'
-    milvus = VectorDBConfig(user="u", uri="m.db", db_name="d", password="p", collection_name="c")
+    milvus = VectorDBConfig(
+        user="u", uri="m.db", db_name="d", password=SecretStr("p"), collection_name="c"
+    )
     assert vectordb.identity(milvus) == "vectordb:m.db:d:c"
     root = tmp_path.resolve()
     files = LocalConfig(inputs=[root / "b", root / "a", root / "a"])
@@ -169,7 +172,7 @@ def test_a_new_type_is_stored_masked_checked_and_run(
 def test_a_type_is_built_only_in_a_role_it_has(tmp_path: Path) -> None:
     wiki = registry.connector_type("wiki")
     assert wiki is not None
-    page = WikiConfig(url="https://w.example/wiki", token=MASK)
+    page = WikiConfig(url="https://w.example/wiki", token=SecretStr(MASK))
     with pytest.raises(
         ValueError, match=r"a wiki connector cannot be a destination: it is a source"
     ):

@@ -591,7 +591,7 @@ def test_type_conversions(db: str, client: Any) -> None:
         ],
     )
     dest = destination(db, name)
-    metadata = {
+    metadata: dict[str, Any] = {
         "page_number": 7,
         "languages": ["eng"],
         "is_extracted": "false",
@@ -608,7 +608,11 @@ def test_type_conversions(db: str, client: Any) -> None:
     assert row["coordinates_layout_height"] == 100
     assert row["data_source"] == {"url": "u", "record_locator": {"protocol": "file"}}
     assert row["links"] == [1, 2, 3]
-    bad = {"coordinates": {"layout_height": 300}, "languages": "eng", "links": [True]}
+    bad: dict[str, Any] = {
+        "coordinates": {"layout_height": 300},
+        "languages": "eng",
+        "links": [True],
+    }
     with pytest.raises(DocumentError, match=r"300 is out of INT8's range \[-128, 127\]") as info:
         dest.write(document("r-conv2", [element("conv-2", **bad)]))
     message = str(info.value)

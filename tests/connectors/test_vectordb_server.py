@@ -34,6 +34,9 @@ from ingestflow.service import admin
 from tests.connectors.conftest import SERVER_DB, SERVER_PASSWORD, SERVER_USER, root_client
 from tests.milvus_server import MilvusServer, free_ports
 
+# a Milvus server process, and `ingestflow` runs in processes of their own: all of it heavy
+pytestmark = pytest.mark.slow
+
 DIM = 4
 MAIN = "from ingestflow.cli import main; main()"
 FAST = {"strategy": "fast"}

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
+from pydantic import SecretStr
 
 from ingestflow.connectors import wiki_permissions as perms
 from ingestflow.connectors.check import ConnectionCheck, check_connector
@@ -104,7 +105,7 @@ def simple_site(server: FakeConfluence) -> None:
 
 # -- auth ----------------------------------------------------------------------------------------
 
-AUTH_MODES = {
+AUTH_MODES: dict[str, tuple[dict[str, str | None], str]] = {
     "api_token": ({"username": USER, "token": API_TOKEN}, "Basic"),
     "pat": ({"token": PAT, "username": None}, "Bearer"),
     "basic": ({"username": ADMIN, "password": PASSWORD, "token": None}, "Basic"),
@@ -341,7 +342,8 @@ def test_corpus_pages_with_extract_images_keep_foreign_images_as_links() -> None
             for d in crawl(wiki, cloud=True, extract_images=True)
         }
     overview = BeautifulSoup(docs["196720"].read_bytes(), "html.parser")
-    assert overview.find("img", alt="Please wait")["src"].startswith("data:image/gif;base64,")
+    waiting = overview.find("img", alt="Please wait")
+    assert waiting is not None and str(waiting["src"]).startswith("data:image/gif;base64,")
     getting_started = docs["196722"]
     assert any(
         "images on other hosts left as links (wac-cdn-bfldr.atlassian.com, wac-cdn.atlassian.com)"
@@ -349,7 +351,8 @@ def test_corpus_pages_with_extract_images_keep_foreign_images_as_links() -> None
         for w in getting_started.warnings
     )
     srcs = [
-        i["src"] for i in BeautifulSoup(getting_started.read_bytes(), "html.parser").find_all("img")
+        str(i["src"])
+        for i in BeautifulSoup(getting_started.read_bytes(), "html.parser").find_all("img")
     ]
     assert srcs and all(src.startswith("https://wac-cdn") for src in srcs)
 
@@ -789,7 +792,8 @@ def test_check_connection_unreachable() -> None:
     with socket.socket() as sock:  # bound, never listening: refused, and no one else's port
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        result = check_connection(WikiConfig(url=f"http://127.0.0.1:{port}", token=PAT), FAST)
+        config = WikiConfig(url=f"http://127.0.0.1:{port}", token=SecretStr(PAT))
+        result = check_connection(config, FAST)
     assert not result.ok and result.status == "FAILURE"
     assert result.reason is not None
     assert re.search(

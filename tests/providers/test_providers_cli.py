@@ -110,6 +110,7 @@ def trickle_env(server: FakeModelServer, **extra: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_check_of_a_trickling_server_ends_at_the_timeout(tmp_path: Path) -> None:
     with FakeModelServer(key=KEY) as server:
         server.reply(lambda r: TRICKLED)
@@ -121,6 +122,7 @@ def test_check_of_a_trickling_server_ends_at_the_timeout(tmp_path: Path) -> None
     assert "raise INGESTFLOW_PROVIDER_C_TIMEOUT" in line and KEY not in done.stdout
 
 
+@pytest.mark.slow
 def test_a_runs_prompter_node_fails_its_document_at_the_timeout(tmp_path: Path) -> None:
     workflow = {
         "name": "ner",

@@ -46,6 +46,7 @@ def direct(path: Path) -> list[tuple[str, str]]:
     return [(e.category, e.text) for e in elements]
 
 
+@pytest.mark.slow
 def test_pipeline_output_equals_the_library(tmp_path: Path, corpus: Path) -> None:
     folder = tmp_path / "in"
     for name in DOCS:

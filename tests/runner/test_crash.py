@@ -202,6 +202,7 @@ def test_unchanged_means_unchanged_at_the_destination_too(tmp_path: Path) -> Non
     assert (out / "a.txt.json").exists()
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_workspace_at_once_both_complete(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

@@ -212,6 +212,7 @@ def test_a_page_removed_from_the_space_leaves_the_output(
     assert len(_outputs(tmp_path)) == 4
 
 
+@pytest.mark.slow
 def test_a_wiki_that_cannot_list_its_pages_removes_nothing(
     tmp_path: Path, wiki: FakeConfluence
 ) -> None:

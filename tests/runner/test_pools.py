@@ -10,6 +10,7 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import pytest
 
@@ -65,10 +66,11 @@ def test_the_fork_servers_liveness_pipe_is_where_a_worker_looks_for_it() -> None
         os.close(read)
 
 
+@pytest.mark.slow
 def test_a_fork_server_is_stopped_and_a_fresh_one_starts_when_next_asked() -> None:
     ctx = multiprocessing.get_context("forkserver")
     multiprocessing.forkserver.ensure_running()
-    server = multiprocessing.forkserver._forkserver
+    server: Any = multiprocessing.forkserver._forkserver  # typeshed leaves out its private state
     pid = server._forkserver_pid  # what `stop_fork_server` kills
     assert isinstance(pid, int) and callable(server._stop)
     pools.stop_fork_server()

@@ -140,6 +140,7 @@ print(sorted(m for m in ("rapidocr.main", "onnxruntime", "unstructured.partition
         ),
     ],
 )
+@pytest.mark.slow
 def test_what_a_high_res_server_loads_follows_the_run_s_files(
     suffixes: list[str], engine: str, nlp: bool, loaded: list[str]
 ) -> None:
@@ -165,6 +166,7 @@ def test_the_guess_from_the_workflow_file_is_the_spec_the_run_wants(
     untold = workflow()
     del untold["workflow_nodes"][0]["settings"]["strategy"]  # the default: left to the plan
     assert preload.guess(untold, 2, told) is None
+    odd: object
     for odd in ({}, [], {"workflow_nodes": "x"}, {"workflow_nodes": [None]}, None):
         assert preload.guess(odd, 2, told) is None
     monkeypatch.setenv(preload.SWITCH_ENV, "0")
@@ -268,6 +270,7 @@ def test_a_local_source_tells_the_extensions_of_its_first_files(tmp_path: Path) 
     assert LocalSource([tmp_path / "missing"]).suffixes() == set()  # the precheck says why
 
 
+@pytest.mark.slow
 def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
     spec = {
         "threads": 1,
@@ -311,6 +314,7 @@ def test_the_server_loads_the_library_the_model_and_onnx_once() -> None:
     }
 
 
+@pytest.mark.slow
 def test_the_server_imports_the_high_res_stack_but_loads_no_model() -> None:
     spec = {
         "threads": 1,

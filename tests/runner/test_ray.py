@@ -430,7 +430,7 @@ def driver_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         def recording(self: Any, doc: Any, original: Any = original) -> list[str]:
             written.append(doc.filename)
-            return original(self, doc)  # type: ignore[no-any-return]
+            return original(self, doc)
 
         monkeypatch.setattr(cls, "write", recording)
     return written

@@ -131,8 +131,8 @@ def split_embeddings(value: Any) -> tuple[Any, list[list[float] | None]]:
         parts = {name: split_embeddings(elements) for name, elements in value.items()}
         rest = {name: part[0] for name, part in parts.items()}
         return rest, [v for name in sorted(parts) for v in parts[name][1]]
-    rest = [{k: v for k, v in e.items() if k != "embeddings"} for e in value]
-    return rest, [e.get("embeddings") for e in value]
+    bare = [{k: v for k, v in e.items() if k != "embeddings"} for e in value]
+    return bare, [e.get("embeddings") for e in value]
 
 
 def assert_same(got: Any, want: Any) -> None:

@@ -21,7 +21,7 @@ from tests.conftest import FIXTURES, REPO
 
 runner = CliRunner()
 DOCS = FIXTURES / "docs"
-PARTITION_ONLY = {
+PARTITION_ONLY: dict[str, Any] = {
     "name": "partition only",
     "workflow_type": "custom",
     "workflow_nodes": [
@@ -106,6 +106,7 @@ def test_run_writes_one_json_per_document(tmp_path: Path) -> None:
     assert (stat["success"], stat["failure"], stat["ready"], stat["in_progress"]) == (2, 0, 0, 0)
 
 
+@pytest.mark.slow
 def test_runs_are_deterministic_across_worker_counts(tmp_path: Path) -> None:
     folder = sample(tmp_path)
     wf = write(tmp_path, WITH_CHUNKS)
@@ -274,6 +275,7 @@ def test_missing_input_exits_two(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.slow
 def test_ctrl_c_stops_the_job_and_keeps_finished_documents(tmp_path: Path, workers: str) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

@@ -207,11 +207,11 @@ def test_a_long_documents_embedding_is_spread_over_workers_and_put_back_in_order
         spread.append(len(groups))
         return groups
 
-    tasks.slices = recording  # type: ignore[assignment]
+    tasks.slices = recording
     try:  # a small batch_bytes makes the 60-page log "long" (it is most of the work in view)
         two, _, two_out = run(tmp_path, body, folder, 2, "two", batch_bytes=1000)
     finally:
-        tasks.slices = original  # type: ignore[assignment]
+        tasks.slices = original
     assert spread and max(spread) > 1  # the embedding went out in slices
     assert two["processing_status"] == "SUCCESS"
     a = json.loads((one_out / "log.pdf.json").read_text())

@@ -200,6 +200,7 @@ def test_image_is_inlined_before_partitioning(tmp_path: Path, wiki: FakeConfluen
     assert len(wiki.requests_to("/download/attachments/11/diagram.png")) == 1
 
 
+@pytest.mark.slow
 def test_rerun_skips_unchanged_pages_and_a_failing_page_fails_alone(
     tmp_path: Path, wiki: FakeConfluence
 ) -> None:
@@ -319,7 +320,7 @@ def test_wiki_to_milvus_lite_with_permissions(tmp_path: Path, wiki: FakeConfluen
     finally:
         client.close()
     assert rows and {len(r["embeddings"]) for r in rows} == {384}
-    by_file = {}
+    by_file: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_file.setdefault(row["filename"], []).append(row)
     assert set(by_file) == {

@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         _name, bracket, label = item.name.partition("[")
         node_id = getattr(item, "_id", None)
         if bracket and node_id is not None and node_id.params is None:
-            item._id = node_id.with_params(label.removesuffix("]"))  # type: ignore[attr-defined]
+            item._id = node_id.with_params(label.removesuffix("]"))
 
 
 API = "/api/v1"

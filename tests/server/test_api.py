@@ -331,7 +331,7 @@ def test_jobs_list_filters_and_cancel(serve: Servers) -> None:
     http = server.client()
     first = create(http, local_workflow("first"))
     second = create(http, local_workflow("second"))
-    jobs = {}
+    jobs: dict[str, list[str]] = {}
     for workflow in (first, first, second):
         answer = http.post(f"{API}/workflows/{workflow['id']}/run", files=two_files())
         assert answer.status_code == 202, answer.text

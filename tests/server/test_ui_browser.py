@@ -289,7 +289,12 @@ def test_untrusted_text_and_tables_run_nothing(browser: Any, tmp_path: Path) -> 
         page = browser.new_page()
         dialogs: list[str] = []
         requests: list[str] = []
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+        def dismiss(dialog: Any) -> None:
+            dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", dismiss)
         page.on("request", lambda request: requests.append(request.url))
         try:
             page.goto(f"{served.url}/ui/signin?token={served.app.state.signin.issue_token()}")

@@ -152,7 +152,8 @@ def test_one_server_submits_a_firing(two: tuple[Workspace, Workspace]) -> None:
     assert not claim_firing(second.db, "w", TICK, "second")  # claimed, not settled yet
     settle_firing(first.db, "w", TICK, note="broken workflow")
     assert not claim_firing(second.db, "w", TICK, "second")  # one tick, one claim
-    assert firing(second.db, "w", TICK)["server"] == "first"
+    fired = firing(second.db, "w", TICK)
+    assert fired is not None and fired["server"] == "first"
     assert claim_firing(second.db, "other", TICK, "second")  # another workflow's tick
 
 

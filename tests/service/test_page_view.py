@@ -34,7 +34,7 @@ def element(
     return {"type": kind, "text": text, "metadata": meta}
 
 
-SQUARE = [[100, 200], [100, 300], [400, 300], [400, 200]]
+SQUARE: list[list[float]] = [[100, 200], [100, 300], [400, 300], [400, 200]]
 
 
 def test_boxes_per_page_in_pixel_and_point_space() -> None:

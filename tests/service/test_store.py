@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ingestflow.store import Workspace
 from ingestflow.store.db import MIGRATIONS
 from ingestflow.store.job_rows import INTERRUPTED, NodeStats
@@ -92,6 +94,7 @@ def _open(root: str, barrier: Any, failures: Any) -> None:
         failures.put(str(exc))
 
 
+@pytest.mark.slow
 def test_two_processes_opening_a_new_workspace_at_once_both_succeed(tmp_path: Path) -> None:
     # SQLite answers "database is locked" at once, without waiting, to the second switch to
     # write-ahead logging: before the retry, 29 rounds of 30 failed

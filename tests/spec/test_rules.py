@@ -19,7 +19,7 @@ def workflow(*nodes: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"name": "w", "workflow_type": "custom", "workflow_nodes": list(nodes), **extra}
 
 
-FAST = {
+FAST: dict[str, Any] = {
     "name": "p",
     "type": "partition",
     "subtype": "unstructured_api",
@@ -192,7 +192,7 @@ def test_defaults_follow_spec() -> None:
 
 def test_wiki_auth_modes() -> None:
     base = {"url": "https://wiki.example.com"}
-    modes = {
+    modes: dict[str, dict[str, Any]] = {
         "api_token": {"username": "u", "token": "t", "cloud": True},
         "pat": {"token": "t"},
         "basic": {"username": "u", "password": "p"},
@@ -202,7 +202,7 @@ def test_wiki_auth_modes() -> None:
             {"name": "w", "type": "confluence", "config": {**base, **creds}}, role="source"
         )
         assert checked.valid, checked.problems
-        assert checked.config.auth_mode == mode  # type: ignore[union-attr]
+        assert checked.config.auth_mode == mode
 
 
 def test_connector_role_restricts_types() -> None:

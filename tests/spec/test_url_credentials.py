@@ -4,6 +4,7 @@ characters they hold."""
 from __future__ import annotations
 
 import pytest
+from pydantic import SecretStr
 
 from ingestflow.connectors.vectordb import VectorDBConfig
 from ingestflow.spec.record import mask_url_credentials
@@ -32,7 +33,7 @@ def test_a_connector_uri_with_a_password_is_refused(password: str) -> None:
     config = VectorDBConfig(
         uri=f"https://u:{password}@milvus.example.com:19530",
         user="",
-        password="",
+        password=SecretStr(""),
         db_name="",
         collection_name="c",
     )

@@ -27,6 +27,7 @@ from unstructured.staging.base import elements_from_base64_gzipped_json
 
 from ingestflow.elements import Document
 from ingestflow.errors import EnvironmentProblem, WorkflowInvalid
+from ingestflow.providers.config import Endpoint
 from ingestflow.spec import settings as s
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.chunk import ChunkStage
@@ -76,7 +77,9 @@ def title(text: str, page: int | None = None) -> dict[str, Any]:
     return Title(text=text, metadata=meta(page)).to_dict()
 
 
-def stage(subtype: str, unique: bool = False, endpoints: dict[str, str] | None = None, **kw: Any):
+def stage(
+    subtype: str, unique: bool = False, endpoints: dict[str, Endpoint] | None = None, **kw: Any
+):
     ctx = RunContext(unique_element_ids=unique, endpoints=endpoints or {})
     return ChunkStage("chunker", subtype, SETTINGS[subtype](**kw), ctx)
 
@@ -126,7 +129,9 @@ def html_elements() -> list[dict[str, Any]]:
 @pytest.mark.parametrize("subtype", list(SETTINGS))
 def test_max_characters_is_a_hard_limit(subtype: str) -> None:
     elements = [title("Intro", 1), narrative(LONG, 1), narrative(CATS[0], 2)]
-    extra = {"similarity_threshold": 0.01} if subtype == "chunk_by_similarity" else {}
+    extra: dict[str, Any] = (
+        {"similarity_threshold": 0.01} if subtype == "chunk_by_similarity" else {}
+    )
     chunks = run(subtype, elements, max_characters=120, **extra)
     assert len(chunks) >= 8
     assert all(len(c["text"]) <= 120 for c in chunks)

@@ -105,7 +105,7 @@ def partitioned(path: Path) -> str:
     from unstructured.nlp import tokenize
 
     for cached in (tokenize._process_cached, tokenize._tokenize_for_cache, tokenize.pos_tag):
-        cached.cache_clear()  # type: ignore[attr-defined]
+        cached.cache_clear()
     tokenize.word_tokenize.cache_clear()
     settings = UnstructuredPartitionSettings(strategy="fast", unique_element_ids=False)
     stage = UnstructuredPartitionStage("P", "unstructured_api", settings, RunContext())
@@ -114,6 +114,7 @@ def partitioned(path: Path) -> str:
 
 
 @pytest.mark.parametrize("kind", ["docx", "txt"])
+@pytest.mark.slow
 def test_the_same_elements_with_fewer_one_by_one_calls(
     tmp_path: Path, kind: str, pipeline_runs: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,6 +189,7 @@ def make_html(path: Path, n: int = 1200) -> None:
     path.write_text(f"<html><body>{''.join(body)}</body></html>")
 
 
+@pytest.mark.slow
 def test_an_html_file_gives_the_same_elements_with_fewer_one_by_one_calls(
     tmp_path: Path, pipeline_runs: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -211,6 +213,7 @@ def test_an_html_file_gives_the_same_elements_with_fewer_one_by_one_calls(
     assert partitioned(path) == alone
 
 
+@pytest.mark.slow
 def test_corpus_html_gives_the_same_elements_in_batches(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -223,6 +226,7 @@ def test_corpus_html_gives_the_same_elements_in_batches(
     assert partitioned(path) == alone
 
 
+@pytest.mark.slow
 def test_corpus_pdfs_give_the_same_elements_in_batches(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -234,6 +238,7 @@ def test_corpus_pdfs_give_the_same_elements_in_batches(
         assert partitioned(path) == alone, name
 
 
+@pytest.mark.slow
 def test_threads_partitioning_at_once_get_what_each_gets_alone(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 

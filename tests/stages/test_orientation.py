@@ -197,7 +197,12 @@ def test_an_upright_scan_and_a_born_digital_pdf_are_not_turned(
     assert all("page_skew" not in e["metadata"] for e in upright)
     looked: list[Any] = []
     real = orientation.straighten
-    monkeypatch.setattr(orientation, "straighten", lambda image: looked.append(1) or real(image))
+
+    def counted(image: Any) -> tuple[Turn | None, Any]:
+        looked.append(1)
+        return real(image)
+
+    monkeypatch.setattr(orientation, "straighten", counted)
     path = tmp_path / "text.pdf"
     path.write_bytes(make_pdf(["A page with a text layer\nwritten upright", "Second page"]))
     elements = run(path)

@@ -398,7 +398,7 @@ def test_deterministic_ids_unique_over_duplicate_pdf_pages(make: Make, corpus: P
 
 
 def test_metadata_filename_filetype_languages_and_data_source(fast: UnstructuredPartitionStage):
-    source = {
+    source: dict[str, Any] = {
         "url": "file:///srv/docs/report.pdf",
         "record_locator": {"protocol": "file", "remote_file_path": "/srv/docs/report.pdf"},
         "permissions_data": [{"read": {"users": ["ana"], "groups": []}}],
@@ -599,6 +599,7 @@ except DocumentError as exc:
 """
 
 
+@pytest.mark.slow
 def test_an_unreadable_file():
     folder = Path(tempfile.mkdtemp(prefix="ingestflow-unreadable-"))
     try:
@@ -763,6 +764,7 @@ def _pdfium_reads_text(path: Path) -> bool:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("options", CONFORMANCE, ids=["defaults", "breaks-coordinates-exclude"])
+@pytest.mark.slow
 def test_corpus_conformance_with_the_library(make: Make, corpus: Path, options: dict[str, Any]):
     """Types, text, ids and metadata equal the library's own call, except the documented changes."""
     from unstructured.partition.auto import partition

@@ -432,7 +432,12 @@ def test_a_long_retry_after_fails_at_once_instead_of_waiting(
     server.fault(Fault(503, times=None, headers={"Retry-After": "3600"}))
     waits: list[float] = []
     wait = client_module._wait
-    monkeypatch.setattr(client_module, "_wait", lambda state: waits.append(wait(state)) or 0.0)
+
+    def no_wait(state: Any) -> float:
+        waits.append(wait(state))
+        return 0.0
+
+    monkeypatch.setattr(client_module, "_wait", no_wait)
     with pytest.raises(StageError, match="HTTP 503"):
         stage("provider_c_table2html", env(server)).process(doc(element("Table", "a")))
     # one request, no retry, and no wait was asked for (honouring the hour would have waited

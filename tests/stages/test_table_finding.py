@@ -98,7 +98,9 @@ def test_a_grid_needs_two_rows_two_columns_and_words_in_its_cells():
         words_in=1.0, gapped=1.0, box=(0, 0, 1, 1),
     )  # fmt: skip
     assert table_finding.plausible(reading)
-    changes = [{"cols": 1}, {"rows": 1}, {"score": 0.955}, {"filled": 0.3}, {"multi_rows": 0.2}]
+    changes: list[dict[str, float]] = [
+        {"cols": 1}, {"rows": 1}, {"score": 0.955}, {"filled": 0.3}, {"multi_rows": 0.2},
+    ]  # fmt: skip
     changes.append({"gapped": 0.0})  # prose read as a grid (a page of text, measured 0.0)
     for change in changes:
         assert not table_finding.plausible(table_finding.Reading(**{**vars(reading), **change}))
@@ -136,7 +138,12 @@ def test_prose_is_not_read_by_ocr_when_looking_for_a_table(
 
     read: list[int] = []
     read_words = ocr.read_words
-    monkeypatch.setattr(ocr, "read_words", lambda image: read.append(1) or read_words(image))
+
+    def counted(image: Any) -> list[Word]:
+        read.append(1)
+        return read_words(image)
+
+    monkeypatch.setattr(ocr, "read_words", counted)
     call = SimpleNamespace(table_ocr_engine=ocr.RAPIDOCR, language="eng")
 
     def words(path: Path) -> list[str]:
@@ -351,7 +358,12 @@ def test_a_pages_words_are_read_once_and_a_new_file_of_that_name_anew(
 
     opened: list[str] = []
     document = pdfium.PdfDocument
-    monkeypatch.setattr(pdfium, "PdfDocument", lambda p: opened.append(p) or document(p))
+
+    def counted(p: str) -> Any:
+        opened.append(p)
+        return document(p)
+
+    monkeypatch.setattr(pdfium, "PdfDocument", counted)
     path = tmp_path / "supplies.pdf"
     path.write_bytes(borderless_pdf())
     first = page_words.pdf_words(path, 0, 1700)

@@ -139,7 +139,7 @@ def test_an_unknown_builder_is_an_environment_problem(monkeypatch: pytest.Monkey
 # --- High Res on a born-digital PDF ---------------------------------------------------------------
 #: A table whose numbers tesseract misreads at small sizes ("0.716", "33.3"), so exact cells show
 #: they came from the text layer; the first body cell wraps onto two lines.
-PDF_TABLE = [
+PDF_TABLE: list[list[str | list[str]]] = [
     ["Method", "Precision", "Recall", "Time (s)"],
     [["Residual network", "with fifty layers"], "0.716", "33.3", "1.25"],
     ["Gradient boosting", "0.842", "41.7", "0.40"],

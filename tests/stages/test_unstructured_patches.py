@@ -501,6 +501,7 @@ print("matplotlib after drawing:", "matplotlib" in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_the_layout_package_draws_with_matplotlib_loaded_only_when_it_draws() -> None:
     # a fresh process (this one may hold the real module): matplotlib's pyplot (~0.5 s) is left
     # out until the library's drawing aid is called, and then it draws as before
@@ -558,6 +559,7 @@ print("xycut:", hasattr(original, "py_func"), numba.njit(original).py_func is or
 """
 
 
+@pytest.mark.slow
 def test_the_lazy_modules_stand_in_until_used_then_the_real_ones_answer() -> None:
     # a fresh process (this one has imported them): after the reading modules are imported,
     # spaCy, the analysis drawings and the drawing aid are stand-ins and numba is absent; a
@@ -606,7 +608,7 @@ def test_a_stand_in_imports_its_module_once_at_first_use(
     assert (tmp_path / "count").read_text() == "1"  # imported once, by the first use
     assert sys.modules["lazy_probe"].VALUE == 7  # the real module now
     patches._stand_in("lazy_package")
-    assert sys.modules["lazy_package"].__doc__.startswith("imported at first use")
+    assert (sys.modules["lazy_package"].__doc__ or "").startswith("imported at first use")
     import lazy_package.inner  # a submodule: the package's own code runs first
 
     assert lazy_package.inner.READY and sys.modules["lazy_package"].READY

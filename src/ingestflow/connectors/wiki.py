@@ -23,8 +23,8 @@ class WikiConfig(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     url: str
-    max_num_of_spaces: int = Field(500, gt=0)
-    max_num_of_docs_from_each_space: int = Field(150, gt=0)
+    max_num_of_spaces: int = Field(default=500, gt=0)
+    max_num_of_docs_from_each_space: int = Field(default=150, gt=0)
     spaces: list[str] | None = None
     extract_images: bool = False
     extract_files: bool = False
