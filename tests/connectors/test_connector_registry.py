@@ -186,7 +186,9 @@ def test_a_type_declares_the_local_file_it_opens(monkeypatch: pytest.MonkeyPatch
     a test of the vectordb config (`service.lite_paths`)."""
     from ingestflow.service.lite_paths import LitePaths
 
-    lite = VectorDBConfig(user="u", uri="m.db", db_name="d", password="p", collection_name="c")
+    lite = VectorDBConfig.model_validate(
+        {"user": "u", "uri": "m.db", "db_name": "d", "password": "p", "collection_name": "c"}
+    )
     server = lite.model_copy(update={"uri": "http://host:19530"})
     assert registry.local_file(lite) == "m.db" and registry.local_file(server) is None
     monkeypatch.setattr(registry, "CONNECTOR_TYPES", dict(registry.CONNECTOR_TYPES))
@@ -195,6 +197,8 @@ def test_a_type_declares_the_local_file_it_opens(monkeypatch: pytest.MonkeyPatch
         **{**vars(notes_connector.ENTRY), "type": "notebook", "local_file": lambda c: "/x/n.db"}
     )
     registry.register(declaring)
-    notes = notes_connector.NotesConfig(notes={"a": "A."}, access_code=ACCESS_CODE)
+    notes = notes_connector.NotesConfig.model_validate(
+        {"notes": {"a": "A."}, "access_code": ACCESS_CODE}
+    )
     problem = LitePaths.served(Path("/nowhere")).problem(notes)
     assert problem is not None and problem.found == "/x/n.db"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ingestflow.cli import app
 from tests.runner.test_crash import FAST, _run, runner
@@ -45,7 +46,8 @@ def test_an_output_another_workflow_rewrote_is_written_again(tmp_path: Path) -> 
     assert _statuses(_run(tmp_path, folder, out)) == {"a.txt": "SUCCESS"}
     other = tmp_path / "other"  # the other workflow: its own file, its own output ids
     other.mkdir()
-    nodes = [{**FAST["workflow_nodes"][0], "settings": {"strategy": "fast"}}]
+    first: dict[str, Any] = FAST["workflow_nodes"][0]  # type: ignore[index]  # a JSON body
+    nodes = [{**first, "settings": {"strategy": "fast"}}]
     nodes[0]["settings"]["unique_element_ids"] = True
     (other / "wf.json").write_text(json.dumps({**FAST, "name": "other", "workflow_nodes": nodes}))
     ran = runner.invoke(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,8 +41,9 @@ def test_the_options_are_typed_and_frozen() -> None:
 def test_the_runner_sets_the_document_timeout_and_the_workers_threads(tmp_path: Path) -> None:
     run = runner(tmp_path, RunOptions(doc_timeout=5, workers=2))
     assert run.plan.context.options == RuntimeOptions(doc_timeout=5.0)
-    pool = run._executor()  # a local pool: its workers share the CPUs
+    pool: Any = run._executor()  # a local pool: its workers share the CPUs
     threads = max(1, (os.cpu_count() or 1) // 2)
     assert pool.plan.context.options == RuntimeOptions(doc_timeout=5.0, torch_threads=threads)
     untimed = runner(tmp_path, RunOptions(doc_timeout=None, workers=1))
-    assert untimed._executor().plan.context.options == RuntimeOptions()  # in this process
+    in_process: Any = untimed._executor()  # in this process
+    assert in_process.plan.context.options == RuntimeOptions()
