@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,3 +132,39 @@ def test_a_wrong_argument_is_named_not_a_type_error(tmp_path: Path) -> None:
         ingestflow.run(wf, [tmp_path], workspace=tmp_path / "ws", worker=2)
     assert "did you mean `workers`?" in str(caught.value)
     assert not (tmp_path / "ws").exists()  # refused before anything was made
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"workers": "x"}, "workers"),
+        ({"workers": 1.5}, "workers"),
+        ({"workers": -1}, "workers"),
+        ({"doc_timeout": -5}, "doc_timeout"),
+        ({"doc_timeout": "abc"}, "doc_timeout"),
+        ({"trace": "no"}, "trace"),
+        ({"cache": 1}, "cache"),
+    ],
+)
+def test_a_wrong_argument_value_is_named_not_a_type_error(
+    tmp_path: Path, arguments: dict[str, Any], named: str
+) -> None:
+    """Values the CLI's flags would refuse are refused here too, by the argument's name (they
+    raised TypeError deep in the run, or ran)."""
+    wf = ingestflow.load_workflow(WORKFLOW)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("A note.\n")
+    with pytest.raises(ingestflow.WorkflowInvalid, match=rf"`?{named}`?: ") as caught:
+        ingestflow.run(wf, [folder], workspace=tmp_path / "ws", **arguments)
+    assert len(caught.value.problems) == 1
+
+
+def test_one_path_given_as_a_string_is_one_input(tmp_path: Path) -> None:
+    """Not its characters, each a missing file."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("A note.\n")
+    result = ingestflow.run(WORKFLOW, str(folder), workspace=tmp_path / "ws", workers=1)
+    assert result.job["status"] == "COMPLETED"
+    assert list(result.elements) == ["a.txt"]

@@ -152,10 +152,12 @@ def run(
         raise _unknown_arguments(unknown)
     wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow)
     root = Path(workspace)
+    if isinstance(inputs, (str, os.PathLike)):  # one path, not its characters
+        inputs = [inputs]
     request = RunRequest(
         wf.body,
         checked=wf.checked,
-        inputs=tuple(Path(p) for p in inputs),
+        inputs=tuple(Path(p) if isinstance(p, (str, os.PathLike)) else p for p in inputs),
         output=Path(output) if output is not None else None,
         output_default=_fresh_output(root),
         source=source,
@@ -181,6 +183,7 @@ def run(
 
 #: The run request's fields as `run` names its arguments (the others are named alike).
 ARGUMENTS = {
+    "inputs": "inputs",
     "execution.workers": "workers",
     "execution.executor": "executor",
     "execution.ray_address": "ray_address",

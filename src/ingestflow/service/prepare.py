@@ -13,6 +13,7 @@ from ingestflow.service.requests import (
     RunRequest,
     check_policies,
     request_problem,
+    value_problems,
 )
 from ingestflow.spec.problems import Problem
 from ingestflow.store import Workspace
@@ -43,6 +44,9 @@ def prepare(ws: Workspace, connectors: Connectors, request: RunRequest) -> Prepa
     from ingestflow.runner.plan import build_plan, plan_from_checked
 
     r, run = request, request.execution
+    wrong = value_problems(r)
+    if wrong:
+        raise RequestInvalid(wrong)
     inputs = list(r.inputs)
     # checked once: by the front end (its result comes with the request), or here
     plan = plan_from_checked(r.checked) if r.checked is not None else build_plan(r.body)

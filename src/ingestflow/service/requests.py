@@ -131,3 +131,44 @@ def check_policies(policies: Mapping[str, str]) -> None:
             found=wrong,
             allowed=list(OVERSIZE_POLICIES),
         )
+
+
+def value_problems(request: RunRequest) -> list[Problem]:
+    """The request's option values of the wrong type or out of range, each at its field (a
+    front end's own checks may miss them: a Python caller passes anything): a worker count is
+    a whole number from 0 (0: one per core), a document timeout a number of seconds from 0 (0
+    or none: no limit), the switches true or false, the inputs paths."""
+    problems: list[Problem] = []
+    run = request.execution
+
+    def number(value: Any, whole: bool) -> bool:
+        kinds = (int,) if whole else (int, float)
+        return isinstance(value, kinds) and not isinstance(value, bool) and value >= 0
+
+    if not number(run.workers, whole=True):
+        problems.append(
+            Problem(
+                "execution.workers", "a whole number from 0 (0: one per core)", found=run.workers
+            )
+        )
+    if run.doc_timeout is not None and not number(run.doc_timeout, whole=False):
+        problems.append(
+            Problem(
+                "execution.doc_timeout",
+                "a number of seconds from 0 (0 or none: no limit)",
+                found=run.doc_timeout,
+            )
+        )
+    switches = {
+        "trace": request.trace,
+        "cache": request.cache,
+        "keep_deleted": request.keep_deleted,
+        "execution.ray_shared_fs": run.ray_shared_fs,
+    }
+    for name, value in switches.items():
+        if not isinstance(value, bool):
+            problems.append(Problem(name, "true or false", found=value))
+    for index, path in enumerate(request.inputs):
+        if not isinstance(path, (str, Path)):
+            problems.append(Problem(f"inputs[{index}]", "a file or folder path", found=path))
+    return problems
