@@ -89,3 +89,18 @@ def test_an_output_folder_in_the_workspace_is_private_too(tmp_path: Path) -> Non
     assert result.ok, result.job["failed_files"]
     assert list(ws.glob("outputs/*/sub/a.txt.json"))
     assert _open_to_others(ws) == []
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_a_served_jobs_folder_and_log_are_its_owners_only(tmp_path: Path) -> None:
+    """The launcher makes `jobs/<job>/` and its `job.log` (they were 0755 and 0644 under a
+    common umask); the job process it starts writes under an owner-only umask."""
+    from ingestflow.service.launcher import Launcher
+
+    ws = tmp_path / "ws"
+    Workspace(ws).close()
+    launcher = Launcher(ws)
+    process = launcher._spawn("no-such-job")  # the job process finds no job and ends
+    assert process.wait(timeout=120) != 0
+    assert _open_to_others(ws) == []
+    assert (ws / "jobs" / "no-such-job" / "job.log").stat().st_mode & 0o777 == 0o600

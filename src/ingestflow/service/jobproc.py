@@ -8,6 +8,7 @@ this process SIGINT from the start: before the run can stop itself cleanly, that
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -24,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     # from the one that launched it (a signal ignored there is ignored here from the start, and
     # a launching thread's blocked signals stay blocked: Python would then never raise
     # KeyboardInterrupt, and a cancelled job would run to its end).
+    # what a job process writes lives in its workspace (outputs, node outputs, a Milvus Lite
+    # file), which is its owner's only: folders 0700, files 0600
+    os.umask(0o077)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parser = argparse.ArgumentParser(prog="python -m ingestflow.service.jobproc")

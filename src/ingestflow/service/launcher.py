@@ -115,9 +115,11 @@ class Launcher:
             ws.close()
 
     def _spawn(self, job_id: str) -> subprocess.Popen[bytes]:
-        folder = self.workspace / "jobs" / job_id
-        folder.mkdir(parents=True, exist_ok=True)
-        log_file = open(folder / "job.log", "ab")  # noqa: SIM115 - the child owns it
+        from ingestflow.files import private_folder
+
+        folder = private_folder(self.workspace / "jobs" / job_id)  # the workspace's owner's only
+        log = os.open(folder / "job.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log_file = os.fdopen(log, "ab")  # the child owns it
         try:
             return subprocess.Popen(
                 [
