@@ -100,6 +100,30 @@ def test_too_many_elements_at_an_ordinary_ratio_are_refused(
         fast.process(doc_of(many))
 
 
+def test_a_paragraph_bomb_padded_to_pass_the_other_limits_is_refused(
+    fast: UnstructuredPartitionStage, tmp_path: Path
+):
+    """The second trial's bomb: empty paragraphs with random comments between them pack ~60
+    times (under 100) and stay under the element limit, and ran 342 s at 1.1 GB; 200,001
+    empty paragraphs (12 bytes of random padding each) are refused for their count."""
+    import base64
+    import random
+
+    noise = random.Random(7)
+    paragraphs = b"".join(
+        b"<w:p/><!--" + base64.b64encode(noise.randbytes(9)) + b"-->" for _ in range(200_001)
+    )
+    body = b'<?xml version="1.0"?><w:document><w:body>' + paragraphs + b"</w:body></w:document>"
+    bomb = _with_part(_made(tmp_path, "docx"), tmp_path / "padded.docx", "word/document.xml", body)
+    with zipfile.ZipFile(bomb) as archive:
+        part = archive.getinfo("word/document.xml")
+        assert part.file_size / part.compress_size < office_limits.MAX_RATIO  # passes the ratio
+    with pytest.raises(
+        DocumentError, match=r"its part word/document\.xml holds over 200,000 paragraphs"
+    ):
+        fast.process(doc_of(bomb))
+
+
 @pytest.mark.parametrize("kind", sorted(PARTS))
 def test_an_ordinary_file_is_read(fast: UnstructuredPartitionStage, tmp_path: Path, kind: str):
     doc = fast.process(doc_of(_made(tmp_path, kind)))

@@ -21,6 +21,11 @@ MAX_RATIO = 100
 RATIO_FROM = 1 << 20
 #: Elements (start tags) in one XML part: the library spends tens of microseconds on each.
 MAX_ELEMENTS = 2_000_000
+#: A Word file's paragraphs (`<w:p>`), each ~175 microseconds and ~0.5 KB of the library's
+#: (an empty one too): 200,000 is 25 times the 872-page handbook of the corpus (8,152), and
+#: bounds a paragraph bomb padded to pass the other limits to ~35 s (it ran 342 s at 1.1 GB).
+MAX_PARAGRAPHS = 200_000
+_PARAGRAPHS = (b"<w:p>", b"<w:p/>", b"<w:p ")
 MAX_PARTS = 10_000
 _CHUNK = 1 << 20
 _XML = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx")  # epub: (x)html
@@ -56,7 +61,8 @@ def check(path: Path, kind: str) -> None:
 def _count(archive: zipfile.ZipFile, part: zipfile.ZipInfo, kind: str) -> None:
     """Stream one XML part, counting its start tags (never more bytes than its entry says, so
     an entry that understates its size is cut off where the library would fail on it too)."""
-    elements = read = 0
+    elements = read = paragraphs = 0
+    word = kind == "DOCX"
     try:
         with archive.open(part) as stream:
             while chunk := stream.read(_CHUNK):
@@ -67,6 +73,12 @@ def _count(archive: zipfile.ZipFile, part: zipfile.ZipInfo, kind: str) -> None:
                     raise _refused(
                         kind,
                         f"its part {part.filename} holds over {MAX_ELEMENTS:,} elements",
+                    )
+                paragraphs += sum(chunk.count(tag) for tag in _PARAGRAPHS) if word else 0
+                if paragraphs > MAX_PARAGRAPHS:
+                    raise _refused(
+                        kind,
+                        f"its part {part.filename} holds over {MAX_PARAGRAPHS:,} paragraphs",
                     )
                 if read > MAX_UNPACKED:
                     raise _refused(kind, f"its part {part.filename} unpacks past its stated size")
