@@ -35,7 +35,7 @@ NEEDS: dict[str, Need] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object a strategy: equal and hashed as itself
 class Strategy:
     """A partition strategy and what it declares.
 
