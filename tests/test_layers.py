@@ -18,6 +18,7 @@ LAYERS = {
     "files": 0,
     "locks": 0,
     "quality": 0,
+    "patches": 0,  # every run-time change to another library, behind one guard
     "spec": 1,
     "store": 1,
     "providers": 2,
@@ -31,7 +32,7 @@ LAYERS = {
     "console": 7,  # the `ingestflow` command: the CLI, and how its process ends
 }
 FRONT_ENDS = {"cli", "server", "api"}
-FRONT_END_MAY_CALL = {"service", "errors", "offline", "cli", "server", "api"}
+FRONT_END_MAY_CALL = {"service", "errors", "offline", "patches", "cli", "server", "api"}
 
 
 def _module(path: Path) -> str:

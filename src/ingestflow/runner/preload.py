@@ -17,7 +17,7 @@ loaded: their High Res reading never asks it, and a worker that meets another ty
 loads it at its first use, as the library does. Over PDFs alone rapidocr is not imported either
 (~0.5 s: its import reads its model catalogue): text layers need no OCR, and a worker that meets
 a scanned table imports it then. Nor are modules imported that the reading may never use, in the
-server or any process that reads (`unstructured_patches.lazy_imports`): spaCy itself (~0.4 s
+server or any process that reads (`patches.unstructured.lazy_imports`): spaCy itself (~0.4 s
 with thinc and its CLI; a stand-in imports it at first use), the library's drawing aids
 (matplotlib) and numba (the XY-cut module's two compiled functions are ingestflow's own).
 

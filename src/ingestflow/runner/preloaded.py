@@ -12,10 +12,10 @@ import importlib
 import json
 import os
 import signal
-import sys
 from collections.abc import Iterable
 from typing import Any
 
+from ingestflow.patches import imports
 from ingestflow.runner.preload import PRELOAD_ENV
 
 # Ctrl-C belongs to the main process (which stops the run cleanly); the standard library makes
@@ -30,7 +30,7 @@ def load(wanted: dict[str, Any]) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", str(wanted["threads"]))
     if wanted.get("block_torch"):
         # as in a worker of such a plan: spaCy's thinc imports torch when it can
-        sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+        imports.block("torch")
     from ingestflow.offline import quiet_libraries
     from ingestflow.stages.partition import configure_unstructured
 
@@ -72,7 +72,7 @@ def load_hi_res(ocr: bool = True) -> None:
     module ingestflow patches (the PDF and image partitioners, the layout inference package),
     ONNX Runtime, OpenCV, rapidocr (with `ocr`) and the stages. No model is loaded: sessions
     are each worker's own."""
-    from ingestflow.stages import unstructured_patches
+    from ingestflow.patches import unstructured as unstructured_patches
 
     unstructured_patches.check()  # imports each patched module; checked once for all workers
     for module in (

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import Any
 from ingestflow.connectors.base import Destination
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, one_line
+from ingestflow.patches import imports
 from ingestflow.runner import pools
 from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.plan import Plan
@@ -84,7 +84,7 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
         os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
     if not in_process and torch_unused(plan):
         # spaCy's thinc imports torch when it can (~1.2 s a worker) though nothing here uses it
-        sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+        imports.block("torch")
     global _TIMEOUT
     _TIMEOUT = plan.context.options.get("doc_timeout") or None
     stages = plan.stages()

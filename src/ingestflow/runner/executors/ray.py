@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.connectors.base import Destination, Source
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
+from ingestflow.patches import imports
 from ingestflow.runner import events, worker
 from ingestflow.runner.executors import ray_cluster
 from ingestflow.runner.executors.base import Executor, OnResult
@@ -66,7 +67,7 @@ class StagesActor:
         if worker.torch_unused(plan):
             # as in a local worker: spaCy's thinc imports torch when it can (~1.3 s of CPU an
             # actor, benchmarks/RESULTS.md) though no stage of this plan uses it
-            sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+            imports.block("torch")
         worker.init_worker(plan, torch_threads, in_process=True)
         from ingestflow.offline import quiet_libraries
 

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages import unstructured_patches
+from ingestflow.patches import unstructured as unstructured_patches
 
 #: Texts processed together per spaCy batch; the texts of the next WINDOW places processed at
 #: once; at most KEPT results kept (the oldest go first: a document repeats many of its

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ingestflow.stages import unstructured_patches
+from ingestflow.patches import unstructured as unstructured_patches
 from ingestflow.stages.partition import nlp_batch
 
 #: First tokens searched for a verb, round by round, in the paragraphs still without one.
