@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import multiprocessing.forkserver
 import os
 import re
 from multiprocessing.context import BaseContext
@@ -179,8 +178,10 @@ def start(wanted: dict[str, Any]) -> BaseContext:
     # the standard library restarts (after a crash) loads the same
     os.environ[PRELOAD_ENV] = blob
     _started = blob
+    from ingestflow.runner import pools
+
     try:
-        multiprocessing.forkserver.ensure_running()
+        pools.start_fork_server()
     except BaseException:
         stop()  # nothing of it is left for the workers spawned instead
         raise
