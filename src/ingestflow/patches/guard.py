@@ -39,7 +39,7 @@ class Patch:
 
     module: str
     attribute: str  # dotted inside the module: "_HtmlPartitioner._main"
-    assumed: str  # the signature without annotations, or "value: <type name>" for a value
+    assumed: str  # the signature without annotations, or "value: <type name>[|<another>]"
     why: str
     library: str = "unstructured"  # the module of this package that declares it
     optional: bool = False  # left out (not an error) where the library no longer matches
@@ -129,7 +129,7 @@ def check_patch(patch: Patch) -> None:
         ) from None
     if patch.assumed.startswith("value: "):
         kind, _, rest = patch.assumed.removeprefix("value: ").partition(" ")
-        if type(target).__name__ != kind:
+        if type(target).__name__ not in kind.split("|"):
             raise EnvironmentProblem(
                 f"{where} is a {type(target).__name__}, not the {kind} ingestflow's patch of "
                 "it assumes; " + _fix(patch.library)

@@ -1,5 +1,6 @@
 """Pillow: `PIL.Image.open` replaced while a High Res call runs (how the library opens the
-pages and images it reads, which it offers no hook for)."""
+pages and images it reads, which it offers no hook for), and its pixel bound left off where
+ingestflow bounds the pixels itself."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ PATCHES: dict[str, Patch] = {
         "orientation)",
         LIBRARY,
     ),
+    "max_image_pixels": Patch(
+        "PIL.Image",
+        "MAX_IMAGE_PIXELS",
+        "value: int|float|NoneType",  # unstructured's PDF module sets 5e8 at its import
+        "a page preview bounds an image's pixels itself, with its own words (service.page_render)",
+        LIBRARY,
+    ),
 }
 guard.declare(LIBRARY, SUPPORTED, PATCHES)
 
@@ -29,3 +37,9 @@ guard.declare(LIBRARY, SUPPORTED, PATCHES)
 def image_open(make: Callable[[Any], Any]) -> AbstractContextManager[None]:
     """While open, `PIL.Image.open` is `make(current)`; restored after."""
     return guard.replaced(("image_open", make))
+
+
+def no_pixel_limit() -> None:
+    """Leave Pillow's decompression-bomb bound off (set on every call: a later import of
+    unstructured's PDF module sets its own)."""
+    guard.assign("max_image_pixels", None)
