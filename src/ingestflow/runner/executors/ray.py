@@ -88,8 +88,8 @@ class StagesActor:
     def warm(self) -> dict[str, bool]:
         """Open every stage now, as the first task would, and say which of the heavy libraries
         (torch, ONNX Runtime) this process then holds (for checks)."""
-        for _, stage in worker._STAGES or []:
-            worker._ready(stage)
+        for _, stage in worker.STAGES or []:
+            worker.open_stage(stage)
         return {name: sys.modules.get(name) is not None for name in ("torch", "onnxruntime")}
 
     def process(self, sent: worker.Call, stamps: list[Stamp | None], write: bool = False) -> Any:

@@ -74,7 +74,7 @@ def narrative(texts: list[str]) -> set[str]:
     field = receptive_field(nlp)
     if field is None:
         return set()
-    unique = [t for t in dict.fromkeys(texts) if t and len(t) <= nlp_batch._MAX_CHARS]
+    unique = [t for t in dict.fromkeys(texts) if t and len(t) <= nlp_batch.MAX_CHARS]
     found: set[str] = set()
     for start in range(0, len(unique), CHUNK):
         chunk = unique[start : start + CHUNK]
