@@ -19,6 +19,7 @@ LAYERS = {
     "locks": 0,
     "local_model": 0,  # where the bundled embedding model and its ONNX export live
     "quality": 0,
+    "patches": 0,  # every run-time change to another library, behind one guard
     "spec": 1,
     "store": 1,
     "providers": 2,
@@ -32,7 +33,7 @@ LAYERS = {
     "console": 7,  # the `ingestflow` command: the CLI, and how its process ends
 }
 FRONT_ENDS = {"cli", "server", "api"}
-FRONT_END_MAY_CALL = {"service", "errors", "offline", "cli", "server", "api"}
+FRONT_END_MAY_CALL = {"service", "errors", "offline", "patches", "cli", "server", "api"}
 
 
 def _module(path: Path) -> str:
@@ -164,3 +165,50 @@ def test_no_message_names_a_file_users_do_not_have() -> None:
             ):
                 found.append(f"{_module(path)}:{node.lineno}")
     assert not found, found
+
+
+def _private_uses(tree: ast.Module) -> list[str]:
+    """Another ingestflow module's private names used here: imported (`from m import _x`) or
+    reached through the module (`m._x`)."""
+    modules: set[str] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ingestflow"):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{node.lineno}: from {node.module} import {alias.name}")
+                modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules |= {
+                (a.asname or a.name).split(".")[0]
+                for a in node.names
+                if a.name.startswith("ingestflow")
+            }
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    wrong = [
+        f"{_module(path)}:{line}"
+        for path in _files()
+        for line in _private_uses(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not wrong, "make the name public where another module uses it:\n" + "\n".join(wrong)
+
+
+def test_the_private_name_scan_finds_both_forms() -> None:
+    source = (
+        "from ingestflow.stages.partition.hires.tables.grid import Word, _horizontal_rules\n"
+        "from ingestflow.stages.partition.hires.tables import grid as tables\n"
+        "tables._lines([])\n"
+    )
+    assert len(_private_uses(ast.parse(source))) == 2

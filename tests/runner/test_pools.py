@@ -1,17 +1,22 @@
-"""`runner.pools` reads the standard library's private state (no public API offers it): these
-tests check, on the Python that runs them, that each piece is still there in the shape used."""
+"""`runner.pools`: a pool ended now, a broken pool's worker's end said (from the standard
+library's private state, which these tests check is still there), and the run's fork server
+started, stopped and let go of by its workers without the standard library's private state."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.forkserver
 import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from pathlib import Path
 
+import psutil
 import pytest
 
 from ingestflow.runner import pools
@@ -51,31 +56,76 @@ def test_terminate_ends_the_workers_at_once() -> None:
     assert len(ended) == len(workers)
 
 
-def test_the_fork_servers_liveness_pipe_is_where_a_worker_looks_for_it() -> None:
-    server = multiprocessing.forkserver._forkserver
-    assert hasattr(server, "_forkserver_alive_fd")  # what `leave_fork_server` closes
-    read, write = os.pipe()
-    before = server._forkserver_alive_fd
-    server._forkserver_alive_fd = write
+_KILLED_MAIN = """
+import multiprocessing, os, signal, sys
+from concurrent.futures import ProcessPoolExecutor
+from ingestflow.runner import pools
+
+def parent():
+    return os.getppid()
+
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("forkserver")
+    pools.start_fork_server()
+    leave = sys.argv[1] == "leave"
+    initializer = pools.leave_fork_server if leave else None
+    pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=initializer)
+    server = pool.submit(parent).result(timeout=120)
+    worker = next(iter(pools.processes(pool))).pid
+    print(server, worker, pools.fork_server_pid(), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _run_and_kill_main(tmp_path: Path, how: str) -> tuple[int, int, int]:
+    script = tmp_path / "main.py"
+    script.write_text(_KILLED_MAIN, encoding="utf-8")
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:  # a file: the processes left behind hold it open
+        main = subprocess.Popen([sys.executable, str(script), how], stdout=sink)
+        main.wait(timeout=180)
+    server, worker, kept = (int(word) for word in out.read_text().split())
+    return server, worker, kept
+
+
+def _ended(pid: int, timeout: float) -> bool:
     try:
-        pools.leave_fork_server()
-        assert server._forkserver_alive_fd is None
-        assert os.read(read, 1) == b""  # the write end is closed: the reader sees its end
+        psutil.Process(pid).wait(timeout)
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.TimeoutExpired:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("how", ["leave", "keep"])
+def test_a_worker_lets_go_of_the_fork_server_so_it_ends_with_its_main_process(
+    tmp_path: Path, how: str
+) -> None:
+    server, worker, kept = _run_and_kill_main(tmp_path, how)
+    try:
+        assert kept == server  # the server `start_fork_server` kept is the workers' parent
+        # let go of: the server sees its liveness pipe's end once the main process is killed;
+        # kept (the case `leave_fork_server` is there for): the worker keeps the server alive
+        assert _ended(server, timeout=30 if how == "leave" else 3) is (how == "leave")
     finally:
-        server._forkserver_alive_fd = before
-        os.close(read)
+        for pid in (worker, server):
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()
 
 
 @pytest.mark.slow
 def test_a_fork_server_is_stopped_and_a_fresh_one_starts_when_next_asked() -> None:
     ctx = multiprocessing.get_context("forkserver")
-    multiprocessing.forkserver.ensure_running()
-    server: Any = multiprocessing.forkserver._forkserver  # typeshed leaves out its private state
-    pid = server._forkserver_pid  # what `stop_fork_server` kills
-    assert isinstance(pid, int) and callable(server._stop)
+    pools.start_fork_server()
+    pid = pools.fork_server_pid()
+    assert pid is not None
     pools.stop_fork_server()
-    assert server._forkserver_pid is None  # `_stop` forgot it
+    assert pools.fork_server_pid() is None
+    assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # ended; the library reaps it
     with ProcessPoolExecutor(1, mp_context=ctx) as pool:
-        assert pool.submit(_pid).result(timeout=120) > 0
-    assert server._forkserver_pid not in (None, pid)
+        fresh = pool.submit(os.getppid).result(timeout=120)
+    assert fresh not in (pid, os.getpid())
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).ppid() != os.getpid()  # reaped
+    pools.start_fork_server()  # the running one: kept only when it starts
     pools.stop_fork_server()

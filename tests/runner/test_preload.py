@@ -4,7 +4,6 @@ loads, and that a run through it writes what spawned workers write and leaves no
 from __future__ import annotations
 
 import json
-import multiprocessing.forkserver
 import os
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ from typer.testing import CliRunner
 
 from ingestflow.cli import app
 from ingestflow.connectors.local import LocalSource
-from ingestflow.runner import preload
+from ingestflow.runner import pools, preload
 from ingestflow.runner.plan import build_plan
 from ingestflow.spec.strategies import FAST
 from tests.conftest import FIXTURES
@@ -188,7 +187,7 @@ def _same_guess(told: set[str]) -> None:
 
 
 def server_pid() -> int | None:
-    return multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+    return pools.fork_server_pid()
 
 
 def test_a_server_started_early_is_kept_by_the_run_that_wants_it(

@@ -200,7 +200,7 @@ from unstructured.nlp.tokenize import _get_nlp
 
 
 
-def imported():  # the real modules, not the stand-ins of `unstructured_patches.lazy_imports`
+def imported():  # the real modules, not the stand-ins of `patches.unstructured.lazy_imports`
     return sorted(
         name
         for name in ("spacy", "numba", "matplotlib")

@@ -28,10 +28,9 @@ def _plain_help() -> None:
         name = name if param.required else f"[{name}]"
         return name + ("..." if param.nargs != 1 else "")
 
-    if hasattr(core, "TyperOption") and hasattr(core, "TyperArgument"):
-        core.TyperOption.display_type_rich = label  # type: ignore[method-assign,assignment]
-        core.TyperArgument.display_type_rich = label  # type: ignore[method-assign,assignment]
-        core.TyperArgument._usage_display_name = usage  # type: ignore[method-assign,assignment]
+    from ingestflow.patches import typer as typer_patches
+
+    typer_patches.help_labels(label, usage)  # left out where typer's classes differ
 
 
 _plain_help()

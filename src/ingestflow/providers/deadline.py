@@ -20,6 +20,8 @@ from typing import Any
 import httpcore2
 import httpx2
 
+from ingestflow.patches import httpcore as httpcore_patches
+
 _DEADLINE: ContextVar[float | None] = ContextVar("ingestflow_request_deadline", default=None)
 #: Bytes sent per socket write, so that a server that reads slowly meets the deadline too.
 _WRITE_PIECE = 64 << 10
@@ -125,9 +127,6 @@ class _DeadlineClient(httpx2.Client):
 
 
 def _guard(transport: Any) -> Any:
-    # httpx2 has no public way to hand its transport a network backend; its connection pool
-    # (httpcore2's, where `network_backend` is public) is `_pool`. A newer httpx2 that moved it
-    # fails here, loudly, at the first request (tests/stages/test_prompter.py's trickle tests)
-    pool = transport._pool
-    pool._network_backend = _Backend(pool._network_backend)
-    return transport
+    # httpx2 has no public way to hand its transport a network backend (`patches.httpcore`,
+    # which checks the versions first; tests/stages/test_prompter.py's trickle tests)
+    return httpcore_patches.network_backend(transport, _Backend)

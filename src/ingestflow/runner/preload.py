@@ -17,7 +17,7 @@ loaded: their High Res reading never asks it, and a worker that meets another ty
 loads it at its first use, as the library does. Over PDFs alone rapidocr is not imported either
 (~0.5 s: its import reads its model catalogue): text layers need no OCR, and a worker that meets
 a scanned table imports it then. Nor are modules imported that the reading may never use, in the
-server or any process that reads (`unstructured_patches.lazy_imports`): spaCy itself (~0.4 s
+server or any process that reads (`patches.unstructured.lazy_imports`): spaCy itself (~0.4 s
 with thinc and its CLI; a stand-in imports it at first use), the library's drawing aids
 (matplotlib) and numba (the XY-cut module's two compiled functions are ingestflow's own).
 
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import multiprocessing.forkserver
 import os
 import re
 from multiprocessing.context import BaseContext
@@ -168,8 +167,10 @@ def start(wanted: dict[str, Any]) -> BaseContext:
     # the standard library restarts (after a crash) loads the same
     os.environ[PRELOAD_ENV] = blob
     _started = blob
+    from ingestflow.runner import pools
+
     try:
-        multiprocessing.forkserver.ensure_running()
+        pools.start_fork_server()
     except BaseException:
         stop()  # nothing of it is left for the workers spawned instead
         raise

@@ -13,9 +13,9 @@ import importlib
 import json
 import os
 import signal
-import sys
 from typing import Any
 
+from ingestflow.patches import imports
 from ingestflow.runner.preload import PRELOAD_ENV
 
 # Ctrl-C belongs to the main process (which stops the run cleanly); the standard library makes
@@ -32,7 +32,7 @@ def load(wanted: dict[str, Any]) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", str(wanted["threads"]))
     if wanted.get("block_torch"):
         # as in a worker of such a plan: spaCy's thinc imports torch when it can
-        sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+        imports.block("torch")
     from ingestflow.offline import quiet_libraries
 
     quiet_libraries()

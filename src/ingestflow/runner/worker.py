@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,12 +15,13 @@ from typing import Any
 from ingestflow.connectors.base import Destination
 from ingestflow.elements import Document
 from ingestflow.errors import DocumentError, EnvironmentProblem, StageError, one_line
+from ingestflow.patches import imports
 from ingestflow.runner import pools
 from ingestflow.runner.budget import DocBudget
 from ingestflow.runner.plan import Plan
 from ingestflow.stages.base import Part, Stage
 
-_STAGES: list[tuple[str, Stage]] | None = None
+STAGES: list[tuple[str, Stage]] | None = None
 _OPENED: set[int] = set()  # ids of the stages opened in this process
 _TIMEOUT: float | None = None  # seconds a document may spend in one node (--doc-timeout)
 
@@ -72,7 +72,7 @@ def write_results(results: list[DocResult], destination: Destination) -> list[Do
 def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool = False) -> None:
     """Set up the plan's stages in this process; each is opened once, when a task first needs
     it. Workers leave Ctrl-C to the parent."""
-    global _STAGES
+    global STAGES
     if not in_process:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -84,11 +84,11 @@ def init_worker(plan: Plan, torch_threads: int | None = None, in_process: bool =
         os.environ.setdefault("OMP_NUM_THREADS", str(torch_threads))
     if not in_process and torch_unused(plan):
         # spaCy's thinc imports torch when it can (~1.2 s a worker) though nothing here uses it
-        sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+        imports.block("torch")
     global _TIMEOUT
     _TIMEOUT = plan.context.options.doc_timeout or None
     stages = plan.stages()
-    _STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
+    STAGES = [(node.id, stage) for node, stage in zip(plan.nodes, stages, strict=True)]
     _OPENED.clear()
 
 
@@ -108,7 +108,7 @@ def _die_with_parent() -> None:
     pools.leave_fork_server()
 
 
-def _ready(stage: Stage) -> Stage:
+def open_stage(stage: Stage) -> Stage:
     """The stage, opened (models and clients loaded) the first time a task needs it: a run
     whose documents start after reused outputs never loads the stages before them."""
     if id(stage) not in _OPENED:
@@ -134,20 +134,20 @@ def torch_unused(plan: Plan) -> bool:
 
 def close_worker() -> None:
     """Close the stages of this process."""
-    global _STAGES
-    for _, stage in _STAGES or []:
+    global STAGES
+    for _, stage in STAGES or []:
         if id(stage) in _OPENED:
             stage.close()
     _OPENED.clear()
-    _STAGES = None
+    STAGES = None
 
 
 reason = one_line  # why a document failed, in one line
 
 
 def _stages() -> list[tuple[str, Stage]]:
-    assert _STAGES is not None, "init_worker() was not called in this process"
-    return _STAGES
+    assert STAGES is not None, "init_worker() was not called in this process"
+    return STAGES
 
 
 def process_batch(
@@ -168,7 +168,7 @@ def process_part(
 ) -> PartResult:
     """The first stage (the partitioner) on one page range of a long document, in the time its
     finished ranges left it (`budget`; none: --doc-timeout for this range alone)."""
-    stage = _ready(_stages()[0][1])
+    stage = open_stage(_stages()[0][1])
     started = time.perf_counter()
     where = f"{stage.name}: {doc.filename}: {stage.range_unit(doc)} {pages[0]}-{pages[1]}"
     seconds, said = _TIMEOUT, None
@@ -197,7 +197,7 @@ def process_joined(
     """A long document from its partitioned page ranges (in the time they left, `budget`), then
     the remaining stages (up to `stop`)."""
     (node_id, stage), *rest = _stages()[:stop]
-    _ready(stage)
+    open_stage(stage)
     result = DocResult(doc)
     started = time.perf_counter()
     seconds = budget.remaining() if budget is not None else None
@@ -273,7 +273,7 @@ def _run(results: list[DocResult], stages: list[tuple[str, Stage]], trace: bool)
         alive = [r for r in results if r.ok]
         if not alive:
             break
-        _ready(stage)
+        open_stage(stage)
         counts_in = {id(r): len(r.doc.elements) for r in alive}
         if stage.batched:
             began = time.perf_counter()

@@ -236,13 +236,15 @@ def _pdf_page(path: Path, number: int) -> bytes:
 def _image_page(path: Path, number: int) -> bytes:
     from PIL import Image
 
+    from ingestflow.patches import pillow
+
     try:  # HEIC: the opener ships with the project's HEIF reader
         from pi_heif import register_heif_opener
 
         register_heif_opener()
     except ImportError:
         pass
-    Image.MAX_IMAGE_PIXELS = None  # checked below, with this module's own bound and words
+    pillow.no_pixel_limit()  # checked below, with this module's own bound and words
     with Image.open(path) as image:
         try:
             image.seek(number - 1)  # multi-page TIFF

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.connectors.base import Destination
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
+from ingestflow.patches import imports
 from ingestflow.runner import events, worker
 from ingestflow.runner.executors import ray_cluster
 from ingestflow.runner.executors.base import Executor, OnResult
@@ -65,7 +66,7 @@ class StagesActor:
         if worker.torch_unused(plan):
             # as in a local worker: spaCy's thinc imports torch when it can (~1.3 s of CPU an
             # actor, benchmarks/RESULTS.md) though no stage of this plan uses it
-            sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
+            imports.block("torch")
         worker.init_worker(plan, torch_threads, in_process=True)
         from ingestflow.offline import quiet_libraries
 
@@ -86,8 +87,8 @@ class StagesActor:
     def warm(self) -> dict[str, bool]:
         """Open every stage now, as the first task would, and say which of the heavy libraries
         (torch, ONNX Runtime) this process then holds (for checks)."""
-        for _, stage in worker._STAGES or []:
-            worker._ready(stage)
+        for _, stage in worker.STAGES or []:
+            worker.open_stage(stage)
         return {name: sys.modules.get(name) is not None for name in ("torch", "onnxruntime")}
 
     def process(self, sent: worker.Call, stamps: list[Stamp | None], write: bool = False) -> Any:

@@ -23,23 +23,19 @@ def lean(ray: Any) -> Iterator[None]:
     `LEFT_OUT`: ~3 s less to start on a busy 2-core machine, and less to stop
     (benchmarks/RESULTS.md, "Ray on a few small files"). Where Ray's private names have changed,
     the cluster starts with them, as before."""
-    params = getattr(getattr(getattr(ray, "_private", None), "parameter", None), "RayParams", None)
-    init = getattr(params, "__init__", None)
-    if params is None or init is None:
-        yield
-        return
+    from ingestflow.patches import ray as ray_patches
 
-    def leaner(self: Any, *args: Any, **kwargs: Any) -> None:
-        init(self, *args, **kwargs)
-        for name, value in LEFT_OUT.items():
-            if hasattr(self, name):
-                setattr(self, name, value)
+    def leaner_of(init: Any) -> Any:
+        def leaner(self: Any, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
+            for name, value in LEFT_OUT.items():
+                if hasattr(self, name):
+                    setattr(self, name, value)
 
-    params.__init__ = leaner
-    try:
+        return leaner
+
+    with ray_patches.params_init(leaner_of):
         yield
-    finally:
-        params.__init__ = init
 
 
 @contextmanager
@@ -51,16 +47,14 @@ def quiet(ray: Any) -> Iterator[None]:
     ray_logger = logging.getLogger("ray")
     level = ray_logger.level
     ray_logger.setLevel(logging.ERROR)
-    module = getattr(getattr(ray, "_private", None), "worker", None)  # no public switch for it
-    printer = getattr(module, "print_to_stdstream", None)
-    if module is not None and printer is not None:
-        module.print_to_stdstream = lambda data, ignore_prefix=False: None
+    from ingestflow.patches import ray as ray_patches
+
     try:
-        yield
+        # no public switch for Ray's printer of its workers' lines
+        with ray_patches.print_to_stdstream(lambda _: lambda data, ignore_prefix=False: None):
+            yield
     finally:
         ray_logger.setLevel(level)
-        if module is not None and printer is not None:
-            module.print_to_stdstream = printer
 
 
 def sigterm_handler() -> Any:

@@ -10,9 +10,9 @@ from typing import Any
 
 from ingestflow.errors import EnvironmentProblem, WorkflowInvalid, one_line
 from ingestflow.offline import SPACY_MODEL, set_offline_env
+from ingestflow.patches import unstructured as unstructured_patches
 from ingestflow.spec.problems import Problem
 from ingestflow.spec.settings import UnstructuredPartitionSettings
-from ingestflow.stages import unstructured_patches
 from ingestflow.stages.partition import hires, html_depth
 from ingestflow.stages.partition.hires import xy_cut
 
@@ -32,7 +32,7 @@ def configure_unstructured() -> None:
     """Make `unstructured` work with no network: environment first, then the spaCy model name
     (the library would otherwise download `en_core_web_sm` at first use); and leave matplotlib
     unloaded until something draws, spaCy until a text needs it and numba altogether
-    (`unstructured_patches.lazy_imports`)."""
+    (`patches.unstructured.lazy_imports`)."""
     set_offline_env()
     unstructured_patches.lazy_imports()  # before the library's modules are imported
     unstructured_patches.spacy_model(SPACY_MODEL)

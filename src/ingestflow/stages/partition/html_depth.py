@@ -24,7 +24,7 @@ MAX_HTML_DEPTH = 500
 def install() -> None:
     """Give the library's HTML partitioner a parser without the depth limit, and the depth check
     before it walks a tree; idempotent."""
-    from ingestflow.stages import unstructured_patches
+    from ingestflow.patches import unstructured as unstructured_patches
 
     unstructured_patches.installed("html_parser", _huge_parser)
     unstructured_patches.installed("html_partitioner_main", _checked_main)

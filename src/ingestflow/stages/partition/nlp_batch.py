@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages import unstructured_patches
+from ingestflow.patches import unstructured as unstructured_patches
 
 #: Texts processed together per spaCy batch; the texts of the next WINDOW places processed at
 #: once; at most KEPT results kept (the oldest go first: a document repeats many of its
@@ -38,7 +38,7 @@ PAGES_AHEAD = 8
 #: Documents with fewer candidate texts than this are left to the library's own calls.
 MIN_TEXTS = 64
 #: Longer texts are left to the library (it truncates what exceeds spaCy's limit).
-_MAX_CHARS = 100_000
+MAX_CHARS = 100_000
 
 
 @contextmanager
@@ -48,7 +48,7 @@ def prefetched(texts: list[str]) -> Iterator[None]:
     texts that starts at its next occurrence."""
     from unstructured.nlp import tokenize
 
-    sequence = [t for t in texts if t and len(t) <= _MAX_CHARS]
+    sequence = [t for t in texts if t and len(t) <= MAX_CHARS]
     if len(sequence) < MIN_TEXTS:
         yield
         return
@@ -108,7 +108,7 @@ def pdf_prefetched() -> Iterator[None]:
                 snippets = re.split(pdf.PARAGRAPH_PATTERN, pdf._extract_text(obj))
             for snippet in snippets:
                 text = pdf.clean_extra_whitespace_with_index_run(snippet)[0]
-                if text.strip() and len(text) <= _MAX_CHARS:
+                if text.strip() and len(text) <= MAX_CHARS:
                     yield text
 
     def ahead(*args: Any, **kwargs: Any) -> Iterator[Any]:

@@ -54,7 +54,7 @@ def load_hi_res(ocr: bool = True) -> None:
     module ingestflow patches (the PDF and image partitioners, the layout inference package),
     ONNX Runtime, OpenCV, rapidocr (with `ocr`) and the stages. No model is loaded: sessions
     are each worker's own."""
-    from ingestflow.stages import unstructured_patches
+    from ingestflow.patches import unstructured as unstructured_patches
 
     unstructured_patches.check()  # imports each patched module; checked once for all workers
     for module in (

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ingestflow.stages import unstructured_patches
+from ingestflow.patches import unstructured as unstructured_patches
 from ingestflow.stages.partition import nlp_batch
 
 #: First tokens searched for a verb, round by round, in the paragraphs still without one.
@@ -73,7 +73,7 @@ def narrative(texts: list[str]) -> set[str]:
     field = receptive_field(nlp)
     if field is None:
         return set()
-    unique = [t for t in dict.fromkeys(texts) if t and len(t) <= nlp_batch._MAX_CHARS]
+    unique = [t for t in dict.fromkeys(texts) if t and len(t) <= nlp_batch.MAX_CHARS]
     found: set[str] = set()
     for start in range(0, len(unique), CHUNK):
         chunk = unique[start : start + CHUNK]

@@ -5,7 +5,7 @@ ingestflow's table structure.
 regions (`layout_model`), merge them with the PDF's text layer (pdfminer), OCR what has no text
 (tesseract, or PP-OCRv6 where module `ocr` chooses it), type the elements and order them
 (columns read one after the other) — with hooks (`hooks`), active only while a hi_res call runs
-in this process; the library's functions are replaced through `unstructured_patches`:
+in this process; the library's functions are replaced through `patches.unstructured`:
 
 - the library's text-layer probe (a full pdfminer pass whose only use under hi_res is "is there a
   text layer?") is answered from pypdfium2's character count, which costs a few milliseconds;

@@ -1,6 +1,6 @@
 """The hooks of one High Res call, active only while it runs in this process (the package's
 docstring says what each does); the library's functions are replaced through
-`unstructured_patches`, which checks their shape first."""
+`patches.unstructured`, which checks their shape first."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages import unstructured_patches as patches
+from ingestflow.patches import unstructured as patches
 from ingestflow.stages.partition.hires import layout_model, ocr, orientation
 from ingestflow.stages.partition.hires.call import Call
 from ingestflow.stages.partition.hires.environment import tesseract_codes

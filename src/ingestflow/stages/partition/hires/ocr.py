@@ -154,25 +154,23 @@ def import_rapidocr() -> None:
 
     if "rapidocr.main" in sys.modules:
         return
-    from omegaconf import OmegaConf
+    from ingestflow.patches import omegaconf
 
-    saved = vars(OmegaConf)["load"]  # the class's own entry, put back as it was
-    original: Callable[[Any], Any] = OmegaConf.load
     loaded: dict[str, Any] = {}
 
-    def load(file_: Any) -> Any:
-        if not isinstance(file_, str | os.PathLike):  # an open file: read as always
-            return original(file_)
-        key = os.path.realpath(file_)
-        if key not in loaded:
-            loaded[key] = original(file_)
-        return loaded[key]
+    def load_of(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def load(file_: Any) -> Any:
+            if not isinstance(file_, str | os.PathLike):  # an open file: read as always
+                return original(file_)
+            key = os.path.realpath(file_)
+            if key not in loaded:
+                loaded[key] = original(file_)
+            return loaded[key]
 
-    OmegaConf.load = staticmethod(load)  # type: ignore[assignment]
-    try:
+        return load
+
+    with omegaconf.load(load_of):  # the class's own entry is put back as it was
         importlib.import_module("rapidocr.main")
-    finally:
-        setattr(OmegaConf, "load", saved)  # noqa: B010
 
 
 def get_engine() -> Any:
@@ -233,22 +231,20 @@ def raw_tesseract_input() -> Iterator[None]:
     tesseract's own time on it) and tesseract then decodes it again. A PNM file holds the same
     pixels with no compression and, like the PNG, no resolution, so tesseract reads exactly
     the same image (the same hOCR: benchmarks/RESULTS.md, "High Res speed")."""
-    from unstructured_pytesseract import pytesseract as wrapper
+    from ingestflow.patches import pytesseract
 
-    original = wrapper.prepare
+    def prepare_of(original: Callable[[Any], tuple[Any, str]]) -> Callable[[Any], Any]:
+        def prepare(image: Any) -> tuple[Any, str]:
+            fresh = getattr(image, "format", None) is None  # an array, or an image in memory
+            image, extension = original(image)
+            if fresh and image.mode in _PNM_MODES:
+                image.format = extension = "PPM"  # Pillow's name for PBM, PGM and PPM alike
+            return image, extension
 
-    def prepare(image: Any) -> tuple[Any, str]:
-        fresh = getattr(image, "format", None) is None  # an array, or an image made in memory
-        image, extension = original(image)
-        if fresh and image.mode in _PNM_MODES:
-            image.format = extension = "PPM"  # Pillow's name for PBM, PGM and PPM alike
-        return image, extension
+        return prepare
 
-    wrapper.prepare = prepare
-    try:
+    with pytesseract.prepare(prepare_of):
         yield
-    finally:
-        wrapper.prepare = original
 
 
 def _bgr(image: Any) -> Any:

@@ -347,21 +347,22 @@ def hooks(path: Path, is_image: bool) -> Iterator[Straightener]:
     """Straighten the scanned pages of one hi_res call: an image file is read upright wherever
     the library opens it; a PDF's rendered pages are turned by the caller's render hook
     (`Straightener.rendered`); the call's elements get their coordinates mapped back."""
-    import PIL.Image
-
-    from ingestflow.stages import unstructured_patches
+    from ingestflow.patches import pillow
+    from ingestflow.patches import unstructured as unstructured_patches
 
     straightener = Straightener(path, is_image)
-    original_open = PIL.Image.open
     upright = straightener.image_frames() if is_image else None
     fmt = _format(path) if upright is not None else None
 
-    def open_upright(fp: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(fp, (str, Path)) and Path(fp) == path:
-            image = original_open(io.BytesIO(upright), *args, **kwargs)  # type: ignore[arg-type]
-            image.format = fmt  # the file's own format, as the library reports it
-            return image
-        return original_open(fp, *args, **kwargs)
+    def open_upright_of(original_open: Callable[..., Any]) -> Callable[..., Any]:
+        def open_upright(fp: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(fp, (str, Path)) and Path(fp) == path:
+                image = original_open(io.BytesIO(upright), *args, **kwargs)  # type: ignore[arg-type]
+                image.format = fmt  # the file's own format, as the library reports it
+                return image
+            return original_open(fp, *args, **kwargs)
+
+        return open_upright
 
     def local_of(original_local: Callable[..., Any]) -> Callable[..., list[Any]]:
         def local(*args: Any, **kwargs: Any) -> list[Any]:
@@ -371,13 +372,11 @@ def hooks(path: Path, is_image: bool) -> Iterator[Straightener]:
 
         return local
 
-    if upright is not None:
-        PIL.Image.open = open_upright
-    try:
-        with unstructured_patches.replaced(("partition_pdf_or_image_local", local_of)):
-            yield straightener
-    finally:
-        PIL.Image.open = original_open
+    with (
+        pillow.image_open(open_upright_of) if upright is not None else contextlib.nullcontext(),
+        unstructured_patches.replaced(("partition_pdf_or_image_local", local_of)),
+    ):
+        yield straightener
 
 
 def _format(path: Path) -> str | None:

@@ -98,23 +98,21 @@ class PageFiles:
     def opening(self) -> Iterator[None]:
         """While it is active, an image opened from one of the call's page files has the
         page's notes in its `info`."""
-        import PIL.Image
+        from ingestflow.patches import pillow
 
-        current = PIL.Image.open
+        def open_page_of(current: Callable[..., Any]) -> Callable[..., Any]:
+            def open_page(fp: Any, *args: Any, **kwargs: Any) -> Any:
+                image = current(fp, *args, **kwargs)
+                if isinstance(fp, (str, os.PathLike)):
+                    notes = self._notes.get(_key(fp))
+                    if notes:
+                        image.info.update(notes)
+                return image
 
-        def open_page(fp: Any, *args: Any, **kwargs: Any) -> Any:
-            image = current(fp, *args, **kwargs)
-            if isinstance(fp, (str, os.PathLike)):
-                notes = self._notes.get(_key(fp))
-                if notes:
-                    image.info.update(notes)
-            return image
+            return open_page
 
-        PIL.Image.open = open_page
-        try:
+        with pillow.image_open(open_page_of):
             yield
-        finally:
-            PIL.Image.open = current
 
 
 def _notes(info: dict[str, Any]) -> dict[str, str]:

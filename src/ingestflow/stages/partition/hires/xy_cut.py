@@ -7,7 +7,7 @@ two functions are compiled or loaded from numba's cache. That costs ~0.3–0.5 C
 worker, on its first page, which is on the run's critical path (benchmarks/RESULTS.md, "High Res
 speed: no compiler at the first page"). The functions themselves take microseconds.
 
-`install()` replaces them once per process, through `unstructured_patches`, by code that
+`install()` replaces them once per process, through `patches.unstructured`, by code that
 computes the same arrays:
 - `projection_by_bboxes` (for each pixel of an axis, how many boxes cover it): a running sum of
   +1 at each box's start and -1 at its end, in numpy;
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingestflow.stages import unstructured_patches
+from ingestflow.patches import unstructured as unstructured_patches
 
-#: The patched names in `unstructured_patches.PATCHES`.
+#: The patched names in `patches.unstructured.PATCHES`.
 PATCHED = ("xycut_projection", "xycut_split")
 
 

@@ -54,8 +54,8 @@ def _strips(words: list[Word], gap: float) -> list[list[Word]]:
 def _runs(words: list[Word], height: float) -> list[Box]:
     """The runs of at least MIN_LINES consecutive lines of two or more phrases, each with the
     lines just above it whose words all lie right of the run's first column (its header)."""
-    lines = tables._lines(words)
-    phrases = [tables._phrases(line, PHRASE_GAP * height) for line in lines]
+    lines = tables.lines_of(words)
+    phrases = [tables.phrases_of(line, PHRASE_GAP * height) for line in lines]
     found: list[Box] = []
     i = 0
     while i < len(lines):

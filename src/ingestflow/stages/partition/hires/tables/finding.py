@@ -133,10 +133,10 @@ def gapped(words: list[Word]) -> float:
     if len(words) < 2:
         return 0.0
     height = median(w.y1 - w.y0 for w in words) or 1.0
-    lines = [line for line in tables._lines(words) if len(line) >= 2]
+    lines = [line for line in tables.lines_of(words) if len(line) >= 2]
     if not lines:
         return 0.0
-    wide = sum(1 for line in lines if len(tables._phrases(line, height / 0.6)) >= 2)
+    wide = sum(1 for line in lines if len(tables.phrases_of(line, height / 0.6)) >= 2)
     return wide / len(lines)
 
 
@@ -145,7 +145,7 @@ def split_lines(boxes: list[Word]) -> float:
     rows break into one box per cell, a line of prose is one box."""
     from ingestflow.stages.partition.hires.tables import grid as tables
 
-    lines = tables._lines(boxes) if boxes else []
+    lines = tables.lines_of(boxes) if boxes else []
     return sum(1 for line in lines if len(line) >= 2) / len(lines) if lines else 0.0
 
 
@@ -157,10 +157,10 @@ def columned(words: list[Word]) -> bool:
     if len(words) < 6:
         return False
     height = median(w.y1 - w.y0 for w in words) or 1.0
-    lines = tables._lines(words)
+    lines = tables.lines_of(words)
     if len(lines) < 3:
         return False
-    phrases = [tables._phrases(line, 1.5 * height) for line in lines]
+    phrases = [tables.phrases_of(line, 1.5 * height) for line in lines]
     split = [p for p in phrases if len(p) >= 2]
     if len(split) < max(3, 0.6 * len(lines)):
         return False

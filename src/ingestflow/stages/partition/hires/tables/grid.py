@@ -87,12 +87,12 @@ def table_html(words: list[Word], gray: Any | None = None) -> str:
 def table_cells(words: list[Word], gray: Any | None = None) -> list[Cell]:
     """The cells of a table from its words and, when given, its grey image (for the rules)."""
     height = median(w.y1 - w.y0 for w in words) or 1.0
-    lines = _lines(words)
-    phrases = [_phrases(line, height) for line in lines]
+    lines = lines_of(words)
+    phrases = [phrases_of(line, height) for line in lines]
     left = min(w.x0 for w in words)
     right = max(w.x1 for w in words)
-    rules = _vertical_rules(gray, height, left, right) if gray is not None else []
-    flat = _horizontal_rules(gray, height, left, right) if gray is not None else []
+    rules = vertical_rules(gray, height, left, right) if gray is not None else []
+    flat = horizontal_rules(gray, height, left, right) if gray is not None else []
     if rules:
         xs = sorted({r.x for r in rules})
         bounds = [left - 1, *xs, right + 1]
@@ -104,13 +104,13 @@ def table_cells(words: list[Word], gray: Any | None = None) -> list[Cell]:
                 for r in rules
             )
     else:
-        bounds = _gap_bounds(lines, phrases, left, right, height)
+        bounds = gap_bounds(lines, phrases, left, right, height)
 
         def present(row: list[Word], boundary: int) -> bool:
             return True
 
     n_cols = len(bounds) - 1
-    groups, grid = _row_groups(lines, phrases, bounds, flat, left, right)
+    groups, grid = row_groups(lines, phrases, bounds, flat, left, right)
     cells: list[Cell] = []
     for r, group in enumerate(groups):
         row = [w for i in group for w in lines[i]]
@@ -122,7 +122,7 @@ def table_cells(words: list[Word], gray: Any | None = None) -> list[Cell]:
         for c in range(1, n_cols + 1):
             if c == n_cols or cut[c - 1]:
                 inside = [w for w in row if start <= column[id(w)] < c]
-                cells.append(Cell(r, start, 1, c - start, _join(inside)))
+                cells.append(Cell(r, start, 1, c - start, joined(inside)))
                 start = c
     if grid:
         cells = _row_spans(cells, lines, groups, flat, bounds)
@@ -205,7 +205,7 @@ def _rule_mask(gray: Any, kernel: tuple[int, int]) -> Any:
 
 
 # --- rows ---------------------------------------------------------------------------------------
-def _horizontal_rules(gray: Any, height: float, left: float, right: float) -> list[_Flat]:
+def horizontal_rules(gray: Any, height: float, left: float, right: float) -> list[_Flat]:
     """Horizontal rule segments at least three text heights long, inside the table's width."""
     import cv2
 
@@ -237,7 +237,7 @@ def _covers(rules: list[_Flat], x0: float, x1: float, share: float) -> bool:
     return covered >= share * max(x1 - x0, 1.0)
 
 
-def _row_groups(
+def row_groups(
     lines: list[list[Word]],
     phrases: list[list[list[Word]]],
     bounds: list[float],
@@ -307,7 +307,7 @@ def _row_spans(
 
 
 # --- columns ------------------------------------------------------------------------------------
-def _vertical_rules(gray: Any, height: float, left: float, right: float) -> list[_Rule]:
+def vertical_rules(gray: Any, height: float, left: float, right: float) -> list[_Rule]:
     """Vertical rules drawn between the table's words (outer borders left out)."""
     import cv2
 
@@ -327,7 +327,7 @@ def _vertical_rules(gray: Any, height: float, left: float, right: float) -> list
     return merged
 
 
-def _gap_bounds(
+def gap_bounds(
     lines: list[list[Word]],
     phrases: list[list[list[Word]]],
     left: float,
@@ -370,7 +370,7 @@ def _interval(bounds: list[float], value: float) -> int:
 
 
 # --- rows and words -----------------------------------------------------------------------------
-def _lines(words: list[Word]) -> list[list[Word]]:
+def lines_of(words: list[Word]) -> list[list[Word]]:
     """Words grouped into lines by vertical overlap, top to bottom, each left to right."""
     lines: list[list[Word]] = []
     for word in sorted(words, key=lambda w: (w.cy, w.x0)):
@@ -386,7 +386,7 @@ def _lines(words: list[Word]) -> list[list[Word]]:
     return [sorted(line, key=lambda w: w.x0) for line in lines]
 
 
-def _phrases(line: list[Word], height: float) -> list[list[Word]]:
+def phrases_of(line: list[Word], height: float) -> list[list[Word]]:
     """A line's words split where the gap between two words is wider than a word space."""
     phrases: list[list[Word]] = [[line[0]]]
     for prev, word in pairwise(line):
@@ -397,6 +397,6 @@ def _phrases(line: list[Word], height: float) -> list[list[Word]]:
     return phrases
 
 
-def _join(words: list[Word]) -> str:
+def joined(words: list[Word]) -> str:
     """Words in reading order: lines top to bottom, words left to right."""
-    return " ".join(w.text for line in _lines(words) for w in line) if words else ""
+    return " ".join(w.text for line in lines_of(words) for w in line) if words else ""

@@ -27,8 +27,8 @@ from ingestflow.errors import EnvironmentProblem
 from ingestflow.stages.partition.hires.tables.grid import (
     Cell,
     Word,
-    _join,
     is_rule_glyph,
+    joined,
     render_html,
 )
 from ingestflow.stages.partition.hires.tables.structure import ModelCell, Structure
@@ -229,7 +229,7 @@ def fill(structure: Structure, words: list[Word]) -> list[Cell]:
                 within or placed, key=lambda c: (_overlap(box, c.box), -_distance(box, c.box))
             )
             texts[id(best)].append(word)
-    return [Cell(c.row, c.col, c.rowspan, c.colspan, _join(texts[id(c)])) for c in structure.cells]
+    return [Cell(c.row, c.col, c.rowspan, c.colspan, joined(texts[id(c)])) for c in structure.cells]
 
 
 def _row_extents(cells: list[ModelCell]) -> dict[int, tuple[float, float]]:
@@ -343,10 +343,10 @@ def _ruled_grid(words: list[Word], gray: Any) -> bool:
         return False
     height = median(w.y1 - w.y0 for w in words) or 1.0
     left, right = min(w.x0 for w in words), max(w.x1 for w in words)
-    if not tables._vertical_rules(gray, height, left, right):
+    if not tables.vertical_rules(gray, height, left, right):
         return False
-    lines = tables._lines(words)
-    phrases = [tables._phrases(line, height) for line in lines]
-    flat = tables._horizontal_rules(gray, height, left, right)
-    bounds = tables._gap_bounds(lines, phrases, left, right, height)
-    return tables._row_groups(lines, phrases, bounds, flat, left, right)[1]
+    lines = tables.lines_of(words)
+    phrases = [tables.phrases_of(line, height) for line in lines]
+    flat = tables.horizontal_rules(gray, height, left, right)
+    bounds = tables.gap_bounds(lines, phrases, left, right, height)
+    return tables.row_groups(lines, phrases, bounds, flat, left, right)[1]

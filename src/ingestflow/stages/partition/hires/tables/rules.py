@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from statistics import median
 from typing import Any
 
-from ingestflow.stages.partition.hires.tables.grid import Word, _horizontal_rules
+from ingestflow.stages.partition.hires.tables.grid import Word, horizontal_rules
 from ingestflow.stages.partition.hires.tables.structure import ModelCell, Structure
 
 #: A rule covering this share of the table's width runs across the whole table.
@@ -79,7 +79,7 @@ def fit(structure: Structure, gray: Any, words: list[Word]) -> Structure:
 
 def _rules(gray: Any, height: float, left: float, right: float) -> list[_Rule]:
     """The horizontal rules over the table's width, segments at one height joined, top down."""
-    segments = sorted(_horizontal_rules(gray, height, 0.0, float(gray.shape[1])), key=lambda f: f.y)
+    segments = sorted(horizontal_rules(gray, height, 0.0, float(gray.shape[1])), key=lambda f: f.y)
     groups: list[list[Any]] = []
     for seg in segments:
         if seg.x1 <= left or seg.x0 >= right:

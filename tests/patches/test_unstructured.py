@@ -1,10 +1,11 @@
-"""The patches of `unstructured` (`stages/unstructured_patches.py`): each replaced attribute is
+"""The patches of `unstructured` (`patches/unstructured.py`): each replaced attribute is
 replaced while it should be and does what it is there for, and the checker finds a version out
 of range and an attribute whose shape changed (tried on fakes: it takes any target)."""
 
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
 from collections.abc import Callable
@@ -16,7 +17,8 @@ import pytest
 
 from ingestflow.errors import DocumentError, EnvironmentProblem
 from ingestflow.offline import SPACY_MODEL
-from ingestflow.stages import unstructured_patches as patches
+from ingestflow.patches import guard, imports
+from ingestflow.patches import unstructured as patches
 from ingestflow.stages.partition import (
     configure_unstructured,
     hires,
@@ -102,7 +104,7 @@ def test_a_partition_node_stops_at_precheck_on_a_version_outside_the_range(
     from ingestflow.stages.partition import UnstructuredPartitionStage
 
     monkeypatch.setitem(patches.SUPPORTED, "unstructured", ">=0.27.36")
-    patches._versions_checked.cache_clear()  # checked once per process: check again
+    guard.versions_checked.cache_clear()  # checked once per process: check again
     stage = UnstructuredPartitionStage(
         "Partitioner",
         "unstructured_api",
@@ -116,7 +118,7 @@ def test_a_partition_node_stops_at_precheck_on_a_version_outside_the_range(
         ):
             stage.precheck()
     finally:
-        patches._versions_checked.cache_clear()
+        guard.versions_checked.cache_clear()
 
 
 def test_a_missing_attribute_is_an_environment_problem():
@@ -381,7 +383,7 @@ def _layouts() -> list[Any]:
 
 def _compiled(name: str) -> Any:
     """The library's function behind patch `name`, compiled by numba as the library compiles it
-    (the XY-cut module is imported without numba: `unstructured_patches.xycut_without_numba`)."""
+    (the XY-cut module is imported without numba: `patches.unstructured.xycut_without_numba`)."""
     import numba
 
     original = patches.library_value(patches.PATCHES[name])
@@ -516,7 +518,7 @@ def test_each_stand_in_covers_every_name_the_library_imports_from_its_module(mod
     import re
     import sys
 
-    site = Path(inspect.getfile(patches.importlib.import_module("unstructured_inference"))).parent
+    site = Path(inspect.getfile(importlib.import_module("unstructured_inference"))).parent
     imported: set[str] = set()
     pattern = rf"from {re.escape(module)} import (\([^)]*\)|[^\n]+)"
     for root in (site, site.parent / "unstructured"):
@@ -525,7 +527,7 @@ def test_each_stand_in_covers_every_name_the_library_imports_from_its_module(mod
                 imported |= {n.strip() for n in names.strip("()").split(",") if n.strip()}
     assert imported == set(patches.LAZY[module])  # spaCy: only `import spacy`, `spacy.load`
     stand_in = sys.modules.get(module)
-    real = patches.importlib.import_module(module)  # the real one from here on
+    real = importlib.import_module(module)  # the real one from here on
     for name in patches.LAZY[module]:
         assert callable(getattr(real, name)), name
     assert stand_in is None or stand_in is real or set(patches.LAZY[module]) <= set(vars(stand_in))
@@ -533,7 +535,7 @@ def test_each_stand_in_covers_every_name_the_library_imports_from_its_module(mod
 
 _LAZY_IN_A_FRESH_PROCESS = """
 import sys
-from ingestflow.stages import unstructured_patches as patches
+from ingestflow.patches import unstructured as patches
 from ingestflow.stages.partition import configure_unstructured
 
 
@@ -594,7 +596,7 @@ def test_a_stand_in_imports_its_module_once_at_first_use(
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("lazy_probe", "lazy_package", "lazy_package.inner"):
         monkeypatch.delitem(sys.modules, name, raising=False)
-    patches._stand_in("lazy_probe", ("twice",))
+    imports.stand_in("lazy_probe", ("twice",))
     from lazy_probe import twice  # bound up front: nothing imported yet
 
     assert not (tmp_path / "count").exists()
@@ -607,10 +609,10 @@ def test_a_stand_in_imports_its_module_once_at_first_use(
     assert answers == [42, 42]
     assert (tmp_path / "count").read_text() == "1"  # imported once, by the first use
     assert sys.modules["lazy_probe"].VALUE == 7  # the real module now
-    patches._stand_in("lazy_package")
+    imports.stand_in("lazy_package")
     assert (sys.modules["lazy_package"].__doc__ or "").startswith("imported at first use")
     import lazy_package.inner  # a submodule: the package's own code runs first
 
     assert lazy_package.inner.READY and sys.modules["lazy_package"].READY
-    patches._stand_in("lazy_probe_absent", ())  # not installed: left to the import that needs it
+    imports.stand_in("lazy_probe_absent", ())  # not installed: left to the import that needs it
     assert "lazy_probe_absent" not in sys.modules

@@ -1,12 +1,11 @@
-"""Every run-time replacement of an `unstructured` function, in one guarded place.
+"""The run-time replacements of `unstructured` and `unstructured_inference` functions.
 
-ingestflow changes a few of the library's internals while it runs (`PATCHES`: what, and why).
-They rely on functions the library does not promise to keep, so before any of them is applied
-`check()` verifies that the installed versions are within `SUPPORTED` and that every replaced
-function still has the signature it had when the patch was written; if not, an
-EnvironmentProblem says what differs and which versions to install. No other module assigns
-into the library: they call `replaced()` (for one call, restored after) or `installed()` (once
-per process), handing the replacement as a function of the original. The replacements that only
+ingestflow changes a few of the library's internals while it runs (`PATCHES`: what, and why),
+through the guard (`patches.guard`): before any of them is applied the installed versions are
+checked against `SUPPORTED` and every replaced function's signature against the one it had when
+the patch was written; if not, an EnvironmentProblem says what differs and which versions to
+install. Callers use `replaced()` (for one call, restored after) or `installed()` (once per
+process), handing the replacement as a function of the original. The replacements that only
 repair the library (`links_on_every_page`, `spacy_model`, and `lazy_imports`: its drawing module,
 spaCy and numba imported at first use, not with the reading modules) live here; those that carry
 ingestflow's own behaviour (High Res's OCR and tables, batched spaCy calls) live in their modules.
@@ -14,18 +13,42 @@ ingestflow's own behaviour (High Res's OCR and tables, batched spaCy calls) live
 
 from __future__ import annotations
 
-import functools
 import importlib
-import inspect
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from importlib import metadata
+from collections.abc import Callable
 from typing import Any
 
-from ingestflow.errors import EnvironmentProblem
+from ingestflow.patches import guard, imports
+from ingestflow.patches.guard import (
+    Patch,
+    check_patch,
+    check_signature,
+    installed,
+    library_value,
+    replaced,
+    shape,
+)
 
+__all__ = [
+    "LAZY",
+    "PATCHES",
+    "SUPPORTED",
+    "Patch",
+    "check",
+    "check_patch",
+    "check_signature",
+    "check_version",
+    "check_versions",
+    "installed",
+    "lazy_imports",
+    "library_value",
+    "links_on_every_page",
+    "replaced",
+    "shape",
+    "spacy_model",
+]
+
+#: This module's name in the guard (`Patch.library`).
+LIBRARY = "unstructured"
 #: The versions whose internals the patches were checked against (docs/design.md, "Stages"):
 #: unstructured 0.27.32 (installed) and 0.27.33-0.27.35 (their signatures, and this module's
 #: tests on 0.27.35); unstructured-inference 1.6.14 only, so its patch release series.
@@ -33,21 +56,6 @@ SUPPORTED: dict[str, str] = {
     "unstructured": ">=0.27.32,<=0.27.35",
     "unstructured-inference": ">=1.6.14,<1.7",
 }
-_FIX = (
-    "install the supported versions ({}) as scripts/setup.sh does, or adapt "
-    "ingestflow.stages.unstructured_patches to the new version"
-)
-
-
-@dataclass(frozen=True)
-class Patch:
-    """One replaced attribute of the library and the shape the replacement assumes."""
-
-    module: str
-    attribute: str  # dotted inside the module: "_HtmlPartitioner._main"
-    assumed: str  # the signature without annotations, or "value: <type name>" for a value
-    why: str
-
 
 _PDF = "unstructured.partition.pdf"
 _OCR_AGENT = "'unstructured.partition.utils.ocr_models.tesseract_ocr.OCRAgentTesseract'"
@@ -167,141 +175,30 @@ PATCHES: dict[str, Patch] = {
 }
 
 
-def shape(target: Any) -> str:
-    """A callable's signature without annotations (what a replacement relies on)."""
-    signature = inspect.signature(target)
-    bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
-    return str(signature.replace(parameters=bare, return_annotation=inspect.Signature.empty))
-
-
-def check_signature(target: Any, assumed: str, where: str) -> None:
-    """EnvironmentProblem when callable `target` (named `where`) does not have the signature
-    `assumed` (as `shape` writes it), naming the parameters that differ."""
-    found = shape(target)
-    if found == assumed:
-        return
-    expected, actual = _parameters(assumed), _parameters(found)
-    missing = [p for p in expected if p not in actual]
-    extra = [p for p in actual if p not in expected]
-    differs = "; ".join(
-        part
-        for part in (
-            f"missing {', '.join(missing)}" if missing else "",
-            f"new {', '.join(extra)}" if extra else "",
-        )
-        if part
-    )
-    raise EnvironmentProblem(
-        f"{where} does not have the signature ingestflow's patch of it assumes "
-        f"({differs or f'parameters reordered: {found}'}); " + _FIX.format(_ranges())
-    )
+guard.declare(LIBRARY, SUPPORTED, PATCHES)
 
 
 def check_version(package: str, installed: str, supported: str) -> None:
     """EnvironmentProblem when `installed` (a version of `package`) is outside `supported`."""
-    from packaging.specifiers import SpecifierSet
-
-    if installed not in SpecifierSet(supported):
-        raise EnvironmentProblem(
-            f"{package} {installed} is installed, but ingestflow patches internals that it "
-            f"checked only in {package}{supported}; " + _FIX.format(_ranges())
-        )
-
-
-def check_patch(patch: Patch) -> None:
-    """EnvironmentProblem when the library's attribute `patch` replaces is missing or changed."""
-    where = f"{patch.module}.{patch.attribute}"
-    try:
-        target = library_value(patch)
-    except (ImportError, AttributeError) as exc:
-        raise EnvironmentProblem(
-            f"{where} is missing ({type(exc).__name__}), and ingestflow replaces it at run "
-            "time; " + _FIX.format(_ranges())
-        ) from None
-    if patch.assumed.startswith("value: "):
-        kind, _, rest = patch.assumed.removeprefix("value: ").partition(" ")
-        if type(target).__name__ != kind:
-            raise EnvironmentProblem(
-                f"{where} is a {type(target).__name__}, not the {kind} ingestflow's patch of "
-                "it assumes; " + _FIX.format(_ranges())
-            )
-        if rest:  # a cached_property: the function it wraps
-            check_signature(target.func, rest, where)
-        return
-    check_signature(target, patch.assumed, where)
+    guard.check_version(package, installed, supported, LIBRARY)
 
 
 def check_versions() -> None:
     """EnvironmentProblem when an installed version is outside `SUPPORTED` (cheap: no import)."""
-    _versions_checked()
+    guard.check_versions(LIBRARY)
 
 
 def check(*names: str) -> None:
     """Check the installed versions and the named patched attributes (all when none is named),
     each once per process; EnvironmentProblem at the first that differs."""
-    _versions_checked()
-    for name in names or tuple(PATCHES):
-        _patch_checked(name)
-
-
-@functools.cache
-def _versions_checked() -> None:
-    for package, supported in SUPPORTED.items():
-        try:
-            installed = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            raise EnvironmentProblem(
-                f"the Python package {package} is not installed; run scripts/setup.sh"
-            ) from None
-        check_version(package, installed, supported)
-
-
-@functools.cache
-def _patch_checked(name: str) -> None:
-    check_patch(PATCHES[name])
-
-
-@contextmanager
-def replaced(*changes: tuple[str, Callable[[Any], Any]]) -> Iterator[None]:
-    """While open, each named attribute of `PATCHES` is `make(original)`; restored after."""
-    check(*(name for name, _ in changes))
-    saved = [(PATCHES[name], _lookup(PATCHES[name])) for name, _ in changes]
-    outermost = [patch for patch, original in saved if patch not in _originals]
-    try:
-        for (patch, original), (_, make) in zip(saved, changes, strict=True):
-            _originals.setdefault(patch, original)
-            _assign(patch, make(original))
-        yield
-    finally:
-        for patch, original in reversed(saved):
-            _assign(patch, original)
-        for patch in outermost:
-            _originals.pop(patch, None)
-
-
-_installed: dict[str, Any] = {}
-_installing = threading.Lock()
-#: The library's own value of each attribute replaced now (what `check_patch` looks at).
-_originals: dict[Patch, Any] = {}
-
-
-def installed(name: str, make: Callable[[Any], Any]) -> Any:
-    """Replace the attribute `name` of `PATCHES` by `make(original)` for the rest of the process
-    (the first call does; later calls change nothing); the original."""
-    with _installing:
-        if name not in _installed:
-            check(name)
-            original = _originals.get(PATCHES[name], _lookup(PATCHES[name]))
-            _assign(PATCHES[name], make(original))
-            _installed[name] = _originals[PATCHES[name]] = original
-        return _installed[name]
+    guard.check_versions(LIBRARY)
+    guard.check(*(names or tuple(PATCHES)))
 
 
 def spacy_model(name: str) -> None:
     """Make the library tokenize with the spaCy model package `name` (read at call time; set
     on every call, as a later import may have reset it)."""
-    check("spacy_model_name")
-    _assign(PATCHES["spacy_model_name"], name)
+    guard.assign("spacy_model_name", name)
 
 
 #: The layout package's drawing module, whose import loads matplotlib's pyplot (~0.5 s, in every
@@ -327,61 +224,14 @@ DRAWING_NAMES = LAZY[DRAWING]
 #: replaces in every process that reads.
 XYCUT = "unstructured.partition.utils.xycut"
 
-_stand_in_lock = threading.RLock()  # one real import may bring another
-
 
 def lazy_imports() -> None:
     """Leave out what the reading may never use until it does: a stand-in for each module of
     `LAZY` that imports the real one at first use, and the XY-cut module imported without
     numba (`xycut_without_numba`). Before the library's modules are imported; each once."""
     for name, names in LAZY.items():
-        _stand_in(name, names)
+        imports.stand_in(name, names)
     xycut_without_numba()
-
-
-def _stand_in(name: str, names: tuple[str, ...] = ()) -> None:
-    """Put a module in `sys.modules[name]` that imports the real one at its first use (an
-    attribute, a submodule) and hands every use on to it; nothing when `name` is imported or
-    not installed. `names` are bound as functions up front, for `from name import f`."""
-    import importlib.util
-    import sys
-    import types
-
-    if name in sys.modules:
-        return
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):  # its package is missing or broken
-        spec = None
-    if spec is None:  # not installed: the import that needs it says so
-        return
-    stand_in = types.ModuleType(name, "imported at first use (ingestflow: unstructured_patches)")
-    stand_in.__spec__ = spec  # `find_spec` answers from it, as for the real module
-
-    def real() -> Any:
-        with _stand_in_lock:  # two first uses at once: one import
-            if sys.modules.get(name) is stand_in:
-                sys.modules.pop(name, None)
-            return importlib.import_module(name)
-
-    def delegate(function: str) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return getattr(real(), function)(*args, **kwargs)
-
-        call.__name__ = call.__qualname__ = function
-        return call
-
-    def attribute(attr: str) -> Any:
-        if attr == "__path__" and spec.submodule_search_locations is not None:
-            return real().__path__  # a submodule's import: the package itself first
-        if attr.startswith("__"):  # the import system's other questions: a module's
-            raise AttributeError(attr)
-        return getattr(real(), attr)
-
-    for function in names:
-        setattr(stand_in, function, delegate(function))
-    stand_in.__getattr__ = attribute  # type: ignore[method-assign]
-    sys.modules[name] = stand_in
 
 
 def xycut_without_numba() -> None:
@@ -429,60 +279,3 @@ class _NoLinks(list):
 
     def __bool__(self) -> bool:
         return True
-
-
-def library_value(patch: Patch) -> Any:
-    """The library's own value of `patch`'s attribute, not a replacement of ours."""
-    return _originals[patch] if patch in _originals else _lookup(patch)
-
-
-def _lookup(patch: Patch) -> Any:
-    """The library's current value of `patch`'s attribute (a class attribute unbound)."""
-    owner: Any = importlib.import_module(patch.module)
-    *path, last = patch.attribute.split(".")
-    for part in path:
-        owner = getattr(owner, part)
-    if isinstance(owner, type):
-        for klass in owner.__mro__:
-            if last in vars(klass):
-                return vars(klass)[last]
-        raise AttributeError(f"{owner.__name__} has no attribute {last!r}")
-    return getattr(owner, last)
-
-
-def _assign(patch: Patch, value: Any) -> None:
-    owner: Any = importlib.import_module(patch.module)
-    *path, last = patch.attribute.split(".")
-    for part in path:
-        owner = getattr(owner, part)
-    if isinstance(value, functools.cached_property):
-        value.__set_name__(owner, last)
-    setattr(owner, last, value)
-
-
-def _parameters(signature: str) -> list[str]:
-    """The parameters of a signature as `shape` writes it, each as written."""
-    inner = signature.strip()[1:-1]
-    parts: list[str] = []
-    depth, quote, current = 0, "", ""
-    for char in inner:
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-            continue
-        current += char
-    if current.strip():
-        parts.append(current.strip())
-    return parts
-
-
-def _ranges() -> str:
-    return ", ".join(f"{package}{spec}" for package, spec in SUPPORTED.items())
