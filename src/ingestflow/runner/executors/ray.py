@@ -17,9 +17,7 @@ alone ("the worker process crashed on this document").
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import sys
 import tempfile
 from collections import deque
 from collections.abc import Iterator
@@ -31,11 +29,10 @@ from typing import TYPE_CHECKING, Any
 from ingestflow.connectors.base import Destination
 from ingestflow.elements import Document
 from ingestflow.errors import OUT_OF_MEMORY, EnvironmentProblem
-from ingestflow.patches import imports
 from ingestflow.runner import events, worker
 from ingestflow.runner.executors import ray_cluster
 from ingestflow.runner.executors.base import Executor, OnResult
-from ingestflow.runner.plan import Plan
+from ingestflow.runner.executors.ray_actor import StagesActor, Stamp, spool_root, sweep_spool
 from ingestflow.runner.tasks import Join, Task, WholeDocuments, alone, call, crashed, documents
 
 if TYPE_CHECKING:
@@ -44,111 +41,7 @@ if TYPE_CHECKING:
 SHARED_FS_ENV = "INGESTFLOW_RAY_SHARED_FS"
 PER_ACTOR = 2  # tasks in flight on one actor: one running, one queued behind it
 CRASHED = "the worker process crashed on this document"
-#: A shipped file's modification time (ns) and whether it was in the temporary folder.
-Stamp = tuple[int, bool]
 NEEDS_RAY = "the Ray executor needs Ray: pip install -e '.[ray]' (or `scripts/setup.sh`)"
-
-
-class StagesActor:
-    """What runs in one Ray actor: the plan's stages, opened once (when first needed), applied to
-    the calls it is sent. Wrapped with `ray.remote` by `RayExecutor` (Ray is imported lazily)."""
-
-    def __init__(
-        self,
-        plan: Plan,
-        torch_threads: int,
-        writer: Destination | None = None,
-        dimension: int | None = None,
-    ) -> None:
-        # Ctrl-C is the driver's to handle: it stops the job between documents
-        with suppress(ValueError):  # (not the main thread: nothing to ignore)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if worker.torch_unused(plan):
-            # as in a local worker: spaCy's thinc imports torch when it can (~1.3 s of CPU an
-            # actor, benchmarks/RESULTS.md) though no stage of this plan uses it
-            imports.block("torch")
-        worker.init_worker(plan, torch_threads, in_process=True)
-        from ingestflow.offline import quiet_libraries
-
-        quiet_libraries()  # as in a local worker process: the job record says what matters
-        self.spool = spool_root()
-        self.spool.mkdir(parents=True, exist_ok=True)
-        _sweep(self.spool)
-        self.writer = writer  # this actor's own destination, opened when it first writes
-        self.dimension = dimension
-        self.opened = False
-
-    def where(self) -> tuple[int, str]:
-        """This actor's process id and the `ingestflow` package it runs (for checks)."""
-        import ingestflow
-
-        return os.getpid(), str(ingestflow.__file__)
-
-    def warm(self) -> dict[str, bool]:
-        """Open every stage now, as the first task would, and say which of the heavy libraries
-        (torch, ONNX Runtime) this process then holds (for checks)."""
-        for _, stage in worker.STAGES or []:
-            worker.open_stage(stage)
-        return {name: sys.modules.get(name) is not None for name in ("torch", "onnxruntime")}
-
-    def process(self, sent: worker.Call, stamps: list[Stamp | None], write: bool = False) -> Any:
-        """The call, run here; with `write`, each document it finishes is written to the
-        destination here, and only its outcome goes back (`worker.write_results`)."""
-        result = self._run(sent, stamps)
-        if not write or self.writer is None:
-            return result
-        if not self.opened:
-            try:
-                self.writer.precheck(self.dimension)
-            except Exception as exc:  # every document says why; the next call tries again
-                error = f"destination: {worker.reason(exc)}"
-                for r in result:
-                    if r.ok:
-                        r.written = worker.Written(len(r.doc.elements), error=error)
-                        r.doc.elements = []
-                return result
-            self.opened = True
-        return worker.write_results(result, self.writer)
-
-    def _run(self, sent: worker.Call, stamps: list[Stamp | None]) -> Any:
-        """The call, run here. A document shipped as bytes that was a file is written to a
-        local spool file first, with the file's modification time, so its elements carry the
-        same metadata (`last_modified`) as with the local executor. The spool is not under the
-        temporary folder, where the library leaves out some types' file time, unless the
-        driver's file was there too."""
-        with (
-            tempfile.TemporaryDirectory(prefix=f"{os.getpid()}-", dir=self.spool) as spool,
-            tempfile.TemporaryDirectory(prefix="ingestflow-ray-") as temp,
-        ):
-            docs = [doc.fetch() for doc in sent.docs]  # a source's references, read here
-            for index, (doc, stamp) in enumerate(zip(docs, stamps, strict=True)):
-                if stamp is None or doc.data is None:
-                    continue
-                mtime, in_temp = stamp
-                folder = temp if in_temp else spool
-                path = Path(folder, str(index), Path(doc.filename).name or "document")
-                path.parent.mkdir()
-                path.write_bytes(doc.data)
-                os.utime(path, ns=(mtime, mtime))
-                docs[index] = replace(doc, path=path, data=None)
-            return replace(sent, docs=tuple(docs))()
-
-
-def spool_root() -> Path:
-    """Where actors write the documents they receive as bytes: `$INGESTFLOW_CACHE/ray-spool`."""
-    from ingestflow.local_model import cache_dir
-
-    return cache_dir() / "ray-spool"
-
-
-def _sweep(spool: Path) -> None:
-    """Remove the spool folders of actors that died on this machine (named `PID-…`)."""
-    import psutil
-
-    for folder in spool.iterdir():
-        pid = folder.name.split("-", 1)[0]
-        if pid.isdigit() and not psutil.pid_exists(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass(eq=False)
@@ -272,7 +165,7 @@ class RayExecutor(Executor):
             self.ray.shutdown()
             ray_cluster.reap(started)
             with suppress(OSError):  # what the actors that died on this machine left
-                _sweep(spool_root())
+                sweep_spool(spool_root())
         finally:
             self._stack.close()
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import EnvironmentProblem
-from ingestflow.stages.partition.hires.tables.grid import Word
+from ingestflow.stages.partition.hires.tables.parts import Word
 
 #: What `metadata.ocr_engine` says for each engine.
 RAPIDOCR = "rapidocr-ppocrv6"

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ingestflow.stages.partition.hires.tables.grid import Word
+from ingestflow.stages.partition.hires.tables.parts import Word
 
 
 def page_number(layout: Any, call: Any) -> int:

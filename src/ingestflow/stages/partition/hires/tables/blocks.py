@@ -14,7 +14,7 @@ from statistics import median
 from typing import Any
 
 from ingestflow.stages.partition.hires.tables import grid as tables
-from ingestflow.stages.partition.hires.tables.grid import Word
+from ingestflow.stages.partition.hires.tables.parts import Word
 
 Box = tuple[float, float, float, float]
 #: Lines in a run, at least: a table has a header and rows.

@@ -14,7 +14,7 @@ from ingestflow.stages.partition.hires.page_words import (
     pdf_words,
 )
 from ingestflow.stages.partition.hires.tables import model as table_model
-from ingestflow.stages.partition.hires.tables.grid import Word
+from ingestflow.stages.partition.hires.tables.parts import Word
 
 
 def add_tables(layout: Any, image: Any, call: Call, has_text: bool) -> None:

@@ -34,7 +34,8 @@ from ingestflow.stages.partition.hires.tables import blocks as table_blocks
 from ingestflow.stages.partition.hires.tables import model as table_model
 from ingestflow.stages.partition.hires.tables import promotion as table_promotion
 from ingestflow.stages.partition.hires.tables import rules as table_rules
-from ingestflow.stages.partition.hires.tables.grid import Word, is_rule_glyph, render_html
+from ingestflow.stages.partition.hires.tables.grid import is_rule_glyph, render_html
+from ingestflow.stages.partition.hires.tables.parts import Word
 from ingestflow.stages.partition.hires.tables.reading import Reading
 
 _LOG = logging.getLogger(__name__)

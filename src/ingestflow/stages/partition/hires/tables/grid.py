@@ -27,35 +27,7 @@ from itertools import pairwise
 from statistics import median
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Word:
-    """One word and its box, in pixels of the table's own image (origin top left)."""
-
-    text: str
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    @property
-    def cx(self) -> float:
-        return (self.x0 + self.x1) / 2
-
-    @property
-    def cy(self) -> float:
-        return (self.y0 + self.y1) / 2
-
-
-@dataclass
-class Cell:
-    """A cell of the grid: its row, first column, span and text."""
-
-    row: int
-    col: int
-    rowspan: int = 1
-    colspan: int = 1
-    text: str = ""
+from ingestflow.stages.partition.hires.tables.parts import Cell, Word
 
 
 @dataclass(frozen=True)

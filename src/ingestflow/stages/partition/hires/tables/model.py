@@ -24,13 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.errors import EnvironmentProblem
-from ingestflow.stages.partition.hires.tables.grid import (
-    Cell,
-    Word,
-    is_rule_glyph,
-    joined,
-    render_html,
-)
+from ingestflow.stages.partition.hires.tables.grid import is_rule_glyph, joined, render_html
+from ingestflow.stages.partition.hires.tables.parts import Cell, Word
 from ingestflow.stages.partition.hires.tables.structure import ModelCell, Structure
 
 #: The wheel the model comes from, and the file's sha256 (checked before it is loaded).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ingestflow.stages.partition.hires.tables.grid import Cell
+from ingestflow.stages.partition.hires.tables.parts import Cell
 
 if TYPE_CHECKING:
     from ingestflow.stages.partition.hires.tables.reading import Reading

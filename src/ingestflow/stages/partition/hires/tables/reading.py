@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ingestflow.stages.partition.hires.tables.grid import Cell
+from ingestflow.stages.partition.hires.tables.parts import Cell
 
 
 @dataclass

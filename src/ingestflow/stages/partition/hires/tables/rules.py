@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from statistics import median
 from typing import Any
 
-from ingestflow.stages.partition.hires.tables.grid import Word, horizontal_rules
+from ingestflow.stages.partition.hires.tables.grid import horizontal_rules
+from ingestflow.stages.partition.hires.tables.parts import Word
 from ingestflow.stages.partition.hires.tables.structure import ModelCell, Structure
 
 #: A rule covering this share of the table's width runs across the whole table.
