@@ -13,20 +13,7 @@ from typer.testing import CliRunner
 import ingestflow
 from ingestflow.cli.app import app
 from ingestflow.spec import validate
-
-WORKFLOW = {
-    "name": "notes",
-    "workflow_type": "custom",
-    "workflow_nodes": [
-        {
-            "name": "Partitioner",
-            "type": "partition",
-            "subtype": "unstructured_api",
-            "settings": {"strategy": "fast"},
-        },
-        {"name": "Chunker", "type": "chunk", "subtype": "chunk_by_title", "settings": {}},
-    ],
-}
+from tests.runner.test_cancel_mark import WORKFLOW  # a Fast partitioner and a chunker
 
 
 @pytest.fixture
