@@ -411,8 +411,8 @@ def test_auto_sends_a_scan_to_hi_res_and_tags_every_element(scans: dict[str, Pat
 @pytest.mark.corpus
 def test_auto_routes_text_pages_to_fast_and_tables_to_hi_res(corpus: Path):
     text = corpus / "docs/pdf/multi-column-2p.pdf"
-    assert [r.strategy for r in route_pages(text, True)] == ["fast", "fast"]
-    assert [r.strategy for r in route_pages(text, False)] == ["hi_res", "hi_res"]
+    assert [r.strategy.name for r in route_pages(text, True)] == ["fast", "fast"]
+    assert [r.strategy.name for r in route_pages(text, False)] == ["hi_res", "hi_res"]
     doc = auto(corpus / "docs/pdf/embedded-images-tables.pdf")
     assert doc.stats["pages_by_strategy"] == {"hi_res": 1}
     assert any(e["type"] == "Table" and e["metadata"].get("text_as_html") for e in doc.elements)
