@@ -23,3 +23,18 @@ def test_the_service_imports_no_connector_internals() -> None:
             if module.startswith("ingestflow.connectors.") and module not in ALLOWED:
                 wrong.append(f"{path.name} -> {target}")
     assert not wrong, wrong
+
+
+def test_the_service_and_the_runner_import_no_concrete_stage() -> None:
+    """Stages are reached through the node-kind registry (`spec.registry.stage_class`) and the
+    stage contract (`stages.base`), never by module (issue 38: a search embeds its query by the
+    registered embed kind)."""
+    wrong = []
+    for folder in ("service", "runner"):
+        for path in sorted((SRC / folder).rglob("*.py")):
+            for target in _imports(path)[0]:
+                if target.startswith("ingestflow.stages") and not target.startswith(
+                    "ingestflow.stages.base"
+                ):
+                    wrong.append(f"{folder}/{path.name} -> {target}")
+    assert not wrong, wrong

@@ -50,10 +50,26 @@ def search(uri: str, collection: str, query: str, k: int, **conn: Any) -> list[A
 
 
 def embed_query(text: str) -> list[float]:
-    """The query's unit-norm vector from the local all-MiniLM-L6-v2 (shared loader)."""
-    from ingestflow.stages.embed import encode
+    """The query's unit-norm vector from the local all-MiniLM-L6-v2, by the embed node kind that
+    embeds with it offline (`ibm`, that model), as a workflow's embedder would make it: the
+    service names a kind from the registry, never a stage."""
+    from ingestflow.elements import Document
+    from ingestflow.spec import registry
+    from ingestflow.spec.catalog import LOCAL_EMBED_MODEL
+    from ingestflow.spec.settings import EmbedSettings
+    from ingestflow.stages.base import RunContext
 
-    return [float(x) for x in encode([text])[0]]
+    kind = registry.lookup("embed", "ibm")
+    assert kind is not None, "the built-in embed kinds are registered"
+    settings = EmbedSettings(model_name=LOCAL_EMBED_MODEL)
+    stage = registry.stage_class(kind, settings)("query", kind.subtype, settings, RunContext())
+    stage.open()
+    try:
+        element = {"type": "NarrativeText", "element_id": "query", "text": text, "metadata": {}}
+        done = stage.process(Document("query", "query", "query", elements=[element]))
+    finally:
+        stage.close()
+    return [float(x) for x in done.elements[0]["embeddings"]]
 
 
 def provider_endpoints() -> dict[str, Any]:
