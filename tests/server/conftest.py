@@ -246,3 +246,21 @@ def wiki() -> Iterator[FakeConfluence]:
                 "DEV", title, f"<p>{title} page of the team wiki.</p>", page_id=str(101 + number)
             )
         yield fake
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's, installed by the set-up
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium, once a test file (a file without it skips, saying why)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"no chromium at {CHROMIUM} to open the pages in")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()

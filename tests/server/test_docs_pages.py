@@ -6,15 +6,12 @@ request leaving the machine and no script error."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.server.conftest import Server
 
-CHROMIUM = Path("/usr/bin/chromium")
 PAGES = {"/docs": ".swagger-ui .info .title", "/redoc": "h1"}
 
 
@@ -44,20 +41,6 @@ def test_the_docs_pages_load_everything_from_the_server(server: Server) -> None:
     assert "validatorUrl: null" in http.get("/docs/static/swagger-init.js").text
     for bad in ("nope.js", "..%2Fapp.py", "..%2F..%2Fserver%2Fapp.py"):
         assert http.get(f"/docs/static/{bad}").status_code == 404, bad
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} to open the pages in")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def watched(browser: Any) -> tuple[Any, list[str], list[str]]:

@@ -18,7 +18,6 @@ from tests.runner.test_reuse import run
 from tests.server.conftest import Server, running_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.corpus]  # a browser, a layout model, the corpus
-CHROMIUM = Path("/usr/bin/chromium")
 PDF = "docs/pdf/embedded-images-tables.pdf"  # one born-digital page: text, tables, images
 
 
@@ -74,20 +73,6 @@ def jobs(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
 def server(jobs: dict[str, Any]) -> Iterator[Server]:
     with running_server(jobs["ws"], background=False) as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} to open the UI in")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture
