@@ -120,6 +120,29 @@ def test_a_timeout_is_not_taken_for_the_works_own_failure() -> None:
     assert went_on == []
 
 
+def test_an_alarm_swallowed_where_python_only_prints_it_fires_again() -> None:
+    """The alarm can land where Python prints an exception and goes on (a weakref callback, a
+    __del__: CI saw it land in WeakSet's callback, and a 600-page PDF ran on unbounded). It
+    fires again until the work stops, and work that ends after a lost alarm is over the limit."""
+    import time
+
+    from ingestflow.runner import worker
+
+    def swallow(seconds: float) -> None:  # stands for the callback: takes what is raised in it
+        try:
+            time.sleep(seconds)
+        except BaseException:
+            pass
+
+    began = time.perf_counter()
+    with pytest.raises(worker.DocumentTimeout), worker._deadline(0.1, "reading"):
+        swallow(5)  # the first alarm is lost here
+        time.sleep(5)  # the next one lands here
+    assert time.perf_counter() - began < 2
+    with pytest.raises(worker.DocumentTimeout), worker._deadline(0.1, "reading"):
+        swallow(0.3)  # lost, and the work then ends at once
+
+
 def test_a_fast_pdf_past_the_timeout_fails_with_it_and_switches_no_reader(tmp_path: Path) -> None:
     """A 600-page text PDF under Fast, one worker, a limit a tenth of its time: the timeout used
     to fire inside pdfminer, which then read "no text", and pdfium's text came out instead

@@ -3,8 +3,10 @@ documents (so the embedder batches across documents), each document failing alon
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -333,13 +335,18 @@ def _deadline(seconds: float | None, what: str, said: str | None = None) -> Iter
     if seconds <= 0:  # the document's other ranges spent its time
         raise DocumentTimeout(said)
 
-    late: list[bool] = []
+    passed: list[bool] = []  # the alarm went off inside the work
+    me = sys._getframe()  # this generator's own frame: its bookkeeping is never interrupted
 
     def fire(signum: int, frame: Any) -> None:
-        if _importing(frame):  # a module left half-imported would fail every later document
-            late.append(True)
-            signal.setitimer(signal.ITIMER_REAL, 0.05)
+        # Again in 50 ms until the work stops: an exception raised where Python only prints it
+        # (a weakref callback, a __del__) is swallowed, and the work would run on unbounded.
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        if frame is me:
             return
+        passed.append(True)
+        if _importing(frame) or frame.f_code.co_filename == contextlib.__file__:
+            return  # a module left half-imported would fail every later document; a with's exit
         raise _DeadlinePassed
 
     previous = signal.signal(signal.SIGALRM, fire)
@@ -351,7 +358,7 @@ def _deadline(seconds: float | None, what: str, said: str | None = None) -> Iter
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    if late:  # the work ended before the deferred alarm went off: over the limit all the same
+    if passed:  # the work ended after the alarm (deferred, swallowed): over the limit all the same
         raise DocumentTimeout(said)
 
 
