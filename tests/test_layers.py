@@ -19,6 +19,7 @@ LAYERS = {
     "locks": 0,
     "local_model": 0,  # where the bundled embedding model and its ONNX export live
     "quality": 0,
+    "markdown": 0,  # elements as Markdown (downloads, the page benchmark)
     "patches": 0,  # every run-time change to another library, behind one guard
     "spec": 1,
     "store": 1,
