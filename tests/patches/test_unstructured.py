@@ -616,3 +616,9 @@ def test_a_stand_in_imports_its_module_once_at_first_use(
     assert lazy_package.inner.READY and sys.modules["lazy_package"].READY
     imports.stand_in("lazy_probe_absent", ())  # not installed: left to the import that needs it
     assert "lazy_probe_absent" not in sys.modules
+
+
+def test_xycut_order():
+    """Under High Res's hooks the library's XY-cut reads columns whole (tests/stages/
+    test_page_reading.py shows the orders); the checker sees a changed signature."""
+    assert_shape_change_found("xycut_order")

@@ -166,6 +166,13 @@ PATCHES: dict[str, Patch] = {
         "(arr_values, min_value, min_gap)",
         "XY-cut ordering without starting numba's compiler in every worker (xy_cut)",
     ),
+    "xycut_order": Patch(
+        "unstructured.partition.utils.sorting",
+        "recursive_xy_cut_swapped",
+        "(boxes, indices, res)",
+        "High Res reads a page's columns whole where its paragraphs end at one height "
+        "(reading_order)",
+    ),
     "html_partitioner_main": Patch(
         "unstructured.partition.html.partition",
         "_HtmlPartitioner._main",

@@ -195,7 +195,7 @@ class FileReader:
         with hires.hooks(path, is_image, tables, list(st.ocr_languages)) as call:
             found = list(self.partition(**kwargs))
         hires.mark_ocr(found, call, kwargs.get("starting_page_number", 1))
-        return hires.drop_repeats(found)
+        return hires.type_running_heads(hires.drop_contained(hires.drop_repeats(found)))
 
 
 def _pdfium_elements(

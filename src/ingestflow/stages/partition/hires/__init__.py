@@ -29,7 +29,10 @@ in this process; the library's functions are replaced through `patches.unstructu
 
 Modules: `environment` (what the machine needs, loading the models), `call` (one call's state),
 `hooks`, `page_files`, `table_cells`, `text_layer` (pypdfium2's character counts),
-`list_items` (bulleted text split into ListItems), `repeats` (a region found twice, one element).
+`list_items` (bulleted text split into ListItems), `repeats` (a region found twice, or inside
+another with its text: one element), `running_heads` (headers, footers and page numbers typed),
+`prose` (running text taken for a table, read as paragraphs), `reading_order` (columns read
+whole).
 """
 
 from ingestflow.stages.partition.hires.call import DPI, Call, mark_ocr
@@ -45,7 +48,8 @@ from ingestflow.stages.partition.hires.environment import (
 )
 from ingestflow.stages.partition.hires.hooks import hooks
 from ingestflow.stages.partition.hires.list_items import BULLETS, split_list_items
-from ingestflow.stages.partition.hires.repeats import drop_repeats
+from ingestflow.stages.partition.hires.repeats import drop_contained, drop_repeats
+from ingestflow.stages.partition.hires.running_heads import type_running_heads
 from ingestflow.stages.partition.hires.text_layer import page_text_chars, text_layer_chars
 
 __all__ = [
@@ -55,6 +59,7 @@ __all__ = [
     "Call",
     "check_environment",
     "debian_package",
+    "drop_contained",
     "drop_repeats",
     "hooks",
     "load_layout_model",
@@ -66,4 +71,5 @@ __all__ = [
     "tesseract_codes",
     "tesseract_languages",
     "text_layer_chars",
+    "type_running_heads",
 ]

@@ -31,6 +31,51 @@ def drop_repeats(elements: list[Any]) -> list[Any]:
     return kept
 
 
+#: A region inside another one (this share of its area) whose text the other one's holds is
+#: dropped (`drop_contained`).
+MIN_INSIDE = 0.8
+#: Types whose text is not read as the page's (a picture's OCR): they never stand for another.
+_PICTURES = {"Image", "Picture", "Figure"}
+
+
+def drop_contained(elements: list[Any]) -> list[Any]:
+    """The elements less each one whose region lies inside another's on the same page
+    (`MIN_INSIDE`) and whose text that one's text already holds: the layout model may find a
+    block and its parts (an equation's number alone and with the next one: `(13)`, `(13)
+    (14)`, `(14)`), and OCR reads the same words into each, so the text came out twice."""
+    boxes = [_box(e) for e in elements]
+    texts = [" ".join((getattr(e, "text", "") or "").split()) for e in elements]
+    drop: set[int] = set()
+    for i, inner in enumerate(elements):
+        box = boxes[i]
+        if box is None or not texts[i]:
+            continue
+        for j, outer in enumerate(elements):
+            other = boxes[j]
+            if (
+                j == i
+                or j in drop
+                or other is None
+                or getattr(outer, "category", "") in _PICTURES
+                or outer.metadata.page_number != inner.metadata.page_number
+                or len(texts[j]) < len(texts[i])
+                or (len(texts[j]) == len(texts[i]) and j > i)  # of two alike, the first stays
+            ):
+                continue
+            if _inside(box, other) >= MIN_INSIDE and texts[i] in texts[j]:
+                drop.add(i)
+                break
+    return [e for k, e in enumerate(elements) if k not in drop]
+
+
+def _inside(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    """The part of box `a`'s area inside box `b`."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    area = (a[2] - a[0]) * (a[3] - a[1])
+    return w * h / area if w > 0 and h > 0 and area > 0 else 0.0
+
+
 def _box(element: Any) -> tuple[float, float, float, float] | None:
     points = getattr(getattr(element.metadata, "coordinates", None), "points", None)
     if not points:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingestflow.stages.partition.hires import ocr
+from ingestflow.stages.partition.hires import ocr, prose
 from ingestflow.stages.partition.hires.call import Call
 from ingestflow.stages.partition.hires.page_words import (
     image_turn,
@@ -38,6 +38,7 @@ def add_tables(layout: Any, image: Any, call: Call, has_text: bool) -> None:
     )
     rgb = np.asarray(image.convert("RGB"))
     gray = np.asarray(image.convert("L"))
+    running_text: dict[int, list[prose.Block]] = {}
     for index in indices:
         if isinstance(elements.text_as_html[index], str):
             continue  # read already (table_finding)
@@ -61,8 +62,22 @@ def add_tables(layout: Any, image: Any, call: Call, has_text: bool) -> None:
             words = _table_ocr(call, index, elements, crop, bgr, max(1.0, 1600 / image.width))
             page = page_number(layout, call)
             call.ocr_regions.append((page, (x0, y0, x1, y1), call.table_ocr_engine))
+        if prose.is_prose(words):  # a page of narrow columns taken for a table
+            found = prose.paragraphs(words)
+            running_text[index] = [
+                prose.Block(b.text, _shifted(b.box, box), b.heading) for b in found
+            ]
+            continue
         html = table_model.table_html_from(bgr, crop, words, call.table_mode) if crop.size else ""
         elements.text_as_html[index] = html or None
+    if hasattr(layout, "elements_array"):
+        prose.replace_regions(layout, running_text)
+
+
+def _shifted(
+    box: tuple[float, float, float, float], by: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    return (box[0] + by[0], box[1] + by[1], box[2] + by[0], box[3] + by[1])
 
 
 def _table_ocr(

@@ -1,0 +1,106 @@
+"""Running heads typed: a High Res page's headers, footers and page numbers as Header, Footer
+and PageNumber elements, whole, so that `exclude_elements`, chunking and Markdown leave them out.
+
+The layout model finds a page-header or page-footer region for some of them; OCR reads words
+outside every region as loose text (the rest of a running head's line: `Federal`, `2024/
+Notices` beside the region it found), and page numbers come as text. In the page's top or
+bottom margin band (`BAND` of the page's height), a short element is a page number when its text
+is a page number's (`7`, `- 7 -`, `Page 3 of 9`, `xii`); a running head when it shares a line
+with a header (footer) region, or is loose text (no layout region) with nothing of the page
+above (below) it. Body text that happens to end a page keeps its type. Each page is judged
+alone, so that a long document read in page ranges on several workers gives what one call gives
+(text repeated across pages is not used yet).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: The margin bands: this share of the page's height at its top and at its bottom.
+BAND = 0.1
+#: A running head is short.
+MAX_CHARS = 160
+_PAGE_NUMBER = re.compile(
+    r"^(?:page\s+)?[-–—(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—)\]]?"
+    r"(?:\s*(?:of|/)\s*\d{1,4})?$",
+    re.IGNORECASE,
+)
+_HEADS = {"Header", "Footer", "PageNumber"}
+#: Types never taken for a running head (a table or a picture in the band is the page's).
+_KEPT = {"Table", "Image", "Picture", "Figure", "Formula", "PageBreak"}
+
+
+def type_running_heads(elements: list[Any]) -> list[Any]:
+    """The library's elements with the running heads of each page retyped (see the module)."""
+    pages: dict[Any, list[int]] = {}
+    for i, element in enumerate(elements):
+        pages.setdefault(element.metadata.page_number, []).append(i)
+    kinds: dict[int, str] = {}
+    for indices in pages.values():
+        kinds.update(_on_page(elements, indices))
+    if not kinds:
+        return elements
+    return [_retyped(e, kinds[i]) if i in kinds else e for i, e in enumerate(elements)]
+
+
+def _on_page(elements: list[Any], indices: list[int]) -> dict[int, str]:
+    """Index → Header / Footer / PageNumber for the page's running heads."""
+    placed = [(i, b) for i in indices if (b := _box(elements[i])) is not None]
+    if not placed:
+        return {}
+    height = _page_height(elements[placed[0][0]]) or max(b[3] for _, b in placed)
+    found: dict[int, str] = {}
+    top_band, bottom_band = BAND * height, (1 - BAND) * height
+    for i, box in placed:
+        element = elements[i]
+        kind = getattr(element, "category", "")
+        text = " ".join((element.text or "").split())
+        if kind in _KEPT or not text or len(text) > MAX_CHARS:
+            continue
+        others = [b for j, b in placed if j != i and elements[j].category not in _HEADS]
+        if box[3] <= top_band:
+            edge = "Header"
+            alone = all(b[1] >= box[1] - 1 for b in others)  # nothing of the body above it
+        elif box[1] >= bottom_band:
+            edge = "Footer"
+            alone = all(b[3] <= box[3] + 1 for b in others)
+        else:
+            continue
+        if _PAGE_NUMBER.match(text):
+            found[i] = "PageNumber"
+        elif kind in _HEADS:
+            continue
+        elif (alone and kind == "UncategorizedText") or any(
+            _same_line(box, b) for j, b in placed if elements[j].category == edge
+        ):
+            found[i] = edge
+    return found
+
+
+def _same_line(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """The two boxes share most of their height (parts of one line)."""
+    shared = min(a[3], b[3]) - max(a[1], b[1])
+    return shared > 0.5 * min(a[3] - a[1], b[3] - b[1])
+
+
+def _retyped(element: Any, kind: str) -> Any:
+    """`element` as a `kind` element: the same text, id and metadata."""
+    from unstructured.documents import elements as library
+
+    cls = getattr(library, kind)
+    return cls(text=element.text, element_id=element.id, metadata=element.metadata)
+
+
+def _box(element: Any) -> tuple[float, float, float, float] | None:
+    points = getattr(getattr(element.metadata, "coordinates", None), "points", None)
+    if not points:
+        return None
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _page_height(element: Any) -> float | None:
+    system = getattr(getattr(element.metadata, "coordinates", None), "system", None)
+    return float(system.height) if system is not None and system.height else None

@@ -1,0 +1,154 @@
+"""A High Res page read as a reader does (issue: page reading): columns read whole, running
+text never a Table, running heads typed, a block's text never twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingestflow.stages.partition.hires import drop_contained, prose, reading_order
+from ingestflow.stages.partition.hires import type_running_heads as typed
+from ingestflow.stages.partition.hires.tables.parts import Word
+
+
+def element(kind: str, text: str, box: tuple[float, float, float, float], page: int = 1) -> Any:
+    from unstructured.documents import elements as library
+    from unstructured.documents.coordinates import PixelSpace
+
+    x0, y0, x1, y1 = box
+    made = getattr(library, "Text" if kind == "UncategorizedText" else kind)(
+        text=text,
+        coordinates=((x0, y0), (x0, y1), (x1, y1), (x1, y0)),
+        coordinate_system=PixelSpace(width=1000, height=1400),
+    )
+    made.metadata.page_number = page
+    return made
+
+
+# --- reading order ---------------------------------------------------------------------------
+def test_columns_are_read_whole_where_their_paragraphs_end_at_one_height():
+    """A running head across both columns blocks a page-wide gutter; the library then cut the
+    page into bands and read the columns across (left 1, right 1, left 2 ...)."""
+    boxes = [
+        (100, 20, 900, 40),  # the running head, across
+        (100, 60, 480, 300),
+        (520, 60, 900, 300),
+        (100, 320, 480, 600),  # both columns' paragraphs end and start at the same heights
+        (520, 320, 900, 600),
+        (100, 620, 900, 660),  # a footnote across
+    ]
+    assert reading_order.order(boxes) == [0, 1, 3, 2, 4, 5]
+
+
+def test_a_single_column_and_a_figure_beside_a_column_keep_their_order():
+    assert reading_order.order([(100, 60, 900, 100), (100, 120, 900, 300)]) == [0, 1]
+    # a column that goes on below where its neighbour stops is still one column
+    boxes = [(100, 60, 480, 300), (520, 60, 900, 200), (100, 320, 480, 600)]
+    assert reading_order.order(boxes) == [0, 2, 1]
+
+
+def test_the_library_orders_columns_whole_under_the_hook_and_as_before_outside_it():
+    import numpy as np
+    from unstructured.partition.utils import sorting
+
+    from ingestflow.patches import unstructured as patches
+
+    boxes = np.array(
+        [
+            [100, 20, 900, 40],
+            [100, 60, 480, 300],
+            [520, 60, 900, 300],
+            [100, 320, 480, 600],
+            [520, 320, 900, 600],
+        ]
+    )
+    before: list[int] = []
+    sorting.recursive_xy_cut_swapped(boxes, np.arange(5), before)
+    assert before == [0, 1, 2, 3, 4]  # the library: across the columns, band by band
+    with patches.replaced(("xycut_order", lambda _: reading_order.xy_cut)):
+        after: list[int] = []
+        sorting.recursive_xy_cut_swapped(boxes, np.arange(5), after)
+    assert after == [0, 1, 3, 2, 4]
+
+
+# --- running text taken for a table ----------------------------------------------------------
+def column_of_prose(x: float, lines: int, words: int = 6, top: float = 0.0) -> list[Word]:
+    """`lines` lines of running text, `words` words each, in a column starting at `x`."""
+    found = []
+    for row in range(lines):
+        for k in range(words):
+            x0 = x + k * 30 + (20 if row % 5 == 0 else 0)  # each paragraph's first line indented
+            found.append(Word(f"word{row}{k}", x0, top + row * 14, x0 + 26, top + row * 14 + 10))
+    return found
+
+
+def table_rows(lines: int) -> list[Word]:
+    """`lines` rows of a table: a label and three figures far apart."""
+    found = []
+    for row in range(lines):
+        y = row * 14
+        found.append(Word("Revenue", 0, y, 50, y + 10))
+        for col, x in enumerate((200, 300, 400)):
+            found.append(Word(f"{row * 100 + col:,}", x, y, x + 40, y + 10))
+    return found
+
+
+def test_three_columns_of_prose_are_prose_and_a_table_is_not():
+    page = column_of_prose(0, 20) + column_of_prose(220, 20) + column_of_prose(440, 20)
+    assert prose.is_prose(page)
+    assert not prose.is_prose(table_rows(20))
+    assert not prose.is_prose(column_of_prose(0, 3))  # too little to tell
+
+
+def test_prose_is_read_column_by_column_in_paragraphs():
+    page = column_of_prose(0, 10) + column_of_prose(220, 10)
+    blocks = prose.paragraphs(page)
+    assert [b.text.split()[0] for b in blocks] == ["word00", "word50", "word00", "word50"]
+    assert [round(b.box[0]) for b in blocks] == [0, 0, 220, 220]  # left column first
+    assert blocks[0].text.split()[-1] == "word45"  # a paragraph: five lines, joined
+
+
+def test_a_word_broken_at_a_line_end_is_joined():
+    assert prose._joined(["the informa-", "tion kept", "well-", "Known"]) == (
+        "the information kept well- Known"
+    )
+
+
+# --- running heads ---------------------------------------------------------------------------
+def test_page_numbers_and_loose_text_in_the_margins_are_running_heads():
+    found = [
+        element("UncategorizedText", "Federal", (100, 20, 180, 40)),
+        element("Header", "Register / Vol. 89", (190, 20, 600, 40)),
+        element("UncategorizedText", "2024 / Notices", (610, 20, 700, 40)),
+        element("NarrativeText", "Body text " * 20, (100, 200, 900, 1200)),
+        element("NarrativeText", "Hence u < 0 in U.", (100, 1280, 400, 1300)),  # body, at the end
+        element("UncategorizedText", "- 12 -", (480, 1350, 520, 1370)),
+    ]
+    kinds = [e.category for e in typed(found)]
+    assert kinds == ["Header", "Header", "Header", "NarrativeText", "NarrativeText", "PageNumber"]
+    assert typed(found)[0].id == found[0].id  # the same element, retyped
+
+
+def test_a_title_at_the_top_of_a_slide_stays_a_title():
+    found = [
+        element("Title", "Quarterly results", (100, 30, 900, 120)),
+        element("NarrativeText", "Body text " * 20, (100, 200, 900, 1200)),
+    ]
+    assert [e.category for e in typed(found)] == ["Title", "NarrativeText"]
+
+
+# --- text once -------------------------------------------------------------------------------
+def test_a_region_inside_another_with_its_text_is_dropped():
+    """The layout model found an equation's numbers alone and together: `(13)`, `(13) (14)`,
+    `(14)` came out as three elements, the numbers twice."""
+    found = [
+        element("UncategorizedText", "(13)", (900, 100, 950, 130)),
+        element("UncategorizedText", "(13) (14)", (890, 95, 960, 260)),
+        element("UncategorizedText", "(14)", (900, 220, 950, 250)),
+        element("NarrativeText", "(13) elsewhere", (100, 600, 400, 630)),
+    ]
+    assert [e.text for e in drop_contained(found)] == ["(13) (14)", "(13) elsewhere"]
+    picture = [
+        element("Image", "OCR of a chart", (0, 0, 999, 999)),
+        element("Title", "OCR", (10, 10, 90, 30)),
+    ]
+    assert drop_contained(picture) == picture  # a picture's OCR never stands for the page's text
