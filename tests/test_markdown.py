@@ -126,6 +126,10 @@ def test_chunks_are_written_as_the_elements_they_kept() -> None:
 
     long_text = " ".join(f"word{i}" for i in range(80))  # split over chunks of 200 characters
     html = "<table><tr><td>" + "</td><td>".join(f"c{i}" for i in range(60)) + "</td></tr></table>"
+    small = (
+        "<table><tr><th>Station</th><th>Built</th></tr>"
+        "<tr><td>Gull Rock</td><td>1902</td></tr></table>"
+    )
     elements = [
         Title("Harbour", metadata=ElementMetadata(category_depth=0)),
         NarrativeText("The harbour opened in spring."),
@@ -133,13 +137,15 @@ def test_chunks_are_written_as_the_elements_they_kept() -> None:
         ListItem("Boats left at dawn."),
         NarrativeText(long_text),
         Table(" ".join(f"c{i}" for i in range(60)), metadata=ElementMetadata(text_as_html=html)),
+        Table("Station Built Gull Rock 1902", metadata=ElementMetadata(text_as_html=small)),
     ]
     chunks = elements_to_dicts(chunk_by_title(elements, max_characters=200))
-    assert {c["type"] for c in chunks} == {"CompositeElement", "TableChunk"}
+    assert [c["type"] for c in chunks][-3:] == ["TableChunk", "TableChunk", "Table"]
+    assert "<th>" not in chunks[-1]["metadata"]["text_as_html"]  # the chunker's own HTML
     assert isinstance(chunks[0]["metadata"]["orig_elements"], str)  # packed, as written
     expected = (
         f"# Harbour\n\nThe harbour opened in spring.\n\n- Boats left at dawn.\n\n{long_text}\n\n"
-        f"{html}\n"
+        f"{html}\n\n{small}\n"
     )
     assert to_markdown(chunks) == expected  # the long element and the table once each
 

@@ -87,7 +87,8 @@ def _flattened(elements: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
     last_id = None  # the element the previous chunk ended with
     for element in elements:
         packed = (element.get("metadata") or {}).get("orig_elements")
-        originals = _unpacked(packed) if element.get("type") in _CHUNKS and packed else None
+        # a chunk that is one whole table has the type Table, and HTML of the chunker's making
+        originals = _unpacked(packed) if packed else None
         if originals is None:
             last_id = None
             yield element
