@@ -119,9 +119,9 @@ def jobs_download(
     ] = "json",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Print the elements of one file after one node; without --file, write every file's
-    elements into a folder, one file per document named by its path (`.json`, or `.md` with
-    --format markdown; nodes other than the last are kept with --trace)."""
+    """Print one file's elements after one node (JSON, or Markdown with --format markdown);
+    without --file, write every file's into a folder, one file per document named by its path
+    (`.json`, or `.md`). Nodes other than the last are kept with --trace."""
     from ingestflow.service.jobs import download_format
 
     with failing_cleanly(), _service(workspace) as service:
