@@ -168,3 +168,22 @@ def test_one_path_given_as_a_string_is_one_input(tmp_path: Path) -> None:
     result = ingestflow.run(WORKFLOW, str(folder), workspace=tmp_path / "ws", workers=1)
     assert result.job["status"] == "COMPLETED"
     assert list(result.elements) == ["a.txt"]
+
+
+def test_a_runs_documents_as_markdown(tmp_path: Path) -> None:
+    """`RunResult.markdown()`: each file's output (chunks written as the elements they kept)
+    as Markdown; after a kept node too; `to_markdown` on any elements."""
+    wf = ingestflow.load_workflow(WORKFLOW)
+    result = ingestflow.run(wf, [_docs(tmp_path)], workspace=tmp_path / "ws", workers=1)
+    assert result.ok, result.job["failed_files"]
+    pages = result.markdown()
+    assert set(pages) == {"notes.txt", "guide.md", "page.html"}
+    assert pages["guide.md"].startswith(
+        "# Getting Started with Ingestion\n\nThis guide explains how documents become elements"
+    )
+    assert "\n\n## Steps\n\n- Partition each document into elements.\n- Chunk" in pages["guide.md"]
+    assert pages == result.markdown("Partitioner")  # the chunks read as the partitioner's output
+    assert ingestflow.to_markdown(result.elements["page.html"]) == pages["page.html"]
+    assert "\n<table><tr><th>Station</th>" in pages["page.html"]
+    with pytest.raises(ingestflow.NotFound, match="node 'Nope' is not in job"):
+        result.markdown("Nope")

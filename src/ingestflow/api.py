@@ -8,6 +8,7 @@ look at elements as a table. A front end over the service layer, like the CLI (w
     result.elements["notes.txt"]                        # the output elements of one file
     chunks = ingestflow.run_node(wf, "Chunker", result.after("Partitioner")["notes.txt"])
     ingestflow.elements_frame(chunks)                   # a pandas DataFrame
+    result.markdown()["notes.txt"]                      # the document as Markdown
 """
 
 from __future__ import annotations
@@ -73,6 +74,14 @@ class RunResult:
     def ok(self) -> bool:
         """True when every document succeeded."""
         return self.job["status"] == "COMPLETED" and not self.job["failed_files"]
+
+    def markdown(self, node: str | None = None) -> dict[str, str]:
+        """Each successful file's output (or its elements after `node`, kept because the run was
+        traced) as Markdown, by file name: the document as a reader wants it (`to_markdown`)."""
+        from ingestflow.service.jobs import markdown_of
+
+        by_file = self.elements if node is None else self.after(node)
+        return {name: markdown_of(elements) for name, elements in by_file.items()}
 
     def after(self, node: str) -> dict[str, list[Element]]:
         """Each file's elements after one node (kept because the run was traced)."""
@@ -230,6 +239,16 @@ def run_node(
     return run_one(wf.body, node, list(elements or []), Path(path) if path else None, filename)
 
 
+def to_markdown(elements: Iterable[Element]) -> str:
+    """One document's elements as Markdown, as a reader wants it: Titles as headings by
+    `metadata.category_depth`, list items as a list, tables as their HTML, formulas as
+    `$$…$$` (their LaTeX when known); headers, footers, page numbers and pictures left out;
+    chunks written as the elements they kept (`include_orig_elements`), else as paragraphs."""
+    from ingestflow.service.jobs import markdown_of
+
+    return markdown_of(elements)
+
+
 def elements_frame(elements: Iterable[Element] | dict[str, list[Element]]) -> Any:
     """Elements as a pandas DataFrame (one row per element: file, type, element_id, text,
     text_length, page_number, parent_id, metadata). Needs pandas (`pip install pandas`)."""
@@ -278,5 +297,6 @@ __all__ = [
     "load_workflow",
     "run",
     "run_node",
+    "to_markdown",
     "validate",
 ]

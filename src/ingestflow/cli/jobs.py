@@ -108,18 +108,33 @@ def jobs_download(
             help="Without --file: the folder to write into (default: JOB-NODE).",
         ),
     ] = None,
+    as_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="json|markdown",
+            help="json: the elements; markdown: the document as a reader wants it (headings, "
+            "lists, tables as HTML, formulas; running heads left out).",
+        ),
+    ] = "json",
     workspace: WorkspaceOpt = DEFAULT_WORKSPACE,
 ) -> None:
-    """Print the elements of one file after one node; without --file, write every file's
-    elements into a folder, one JSON file per document named by its path (nodes other than the
-    last are kept with --trace)."""
+    """Print one file's elements after one node (JSON, or Markdown with --format markdown);
+    without --file, write every file's into a folder, one file per document named by its path
+    (`.json`, or `.md`). Nodes other than the last are kept with --trace."""
+    from ingestflow.service.jobs import download_format
+
     with failing_cleanly(), _service(workspace) as service:
+        form = download_format(as_format)
+        if file is not None and form == "markdown":
+            typer.echo(service.jobs.markdown(job_id, file, node), nl=False)
+            return
         if file is not None:
             echo_json(service.jobs.download(job_id, file, node))
             return
         record = service.jobs.get(job_id)
         folder = to or Path(f"{record['id'][:8]}-{_slug(node or 'output')}")
-        written = service.jobs.export_node(record["id"], node, folder)
+        written = service.jobs.export_node(record["id"], node, folder, form)
     typer.echo(f"wrote {len(written)} files into {folder}")
 
 

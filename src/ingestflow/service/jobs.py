@@ -1,4 +1,5 @@
-"""Jobs: records, details, failed files, per-node outputs, and cancelling.
+"""Jobs: records, details, failed files, per-node outputs (as elements or as Markdown), and
+cancelling.
 
 `get` returns the full record the CLI shows; `information` and `details` are the REST shapes
 (JobInformation, JobDetails) the official SDK reads.
@@ -10,8 +11,9 @@ import builtins
 import json
 import os
 import signal
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from ingestflow.errors import Conflict, NotFound, WorkflowInvalid
 from ingestflow.service.records import JobCancel, JobDetails, JobFailedFiles, JobInformation
@@ -35,6 +37,11 @@ INFORMATION = (
     "job_type",
 )
 PAGE_SIZE = 100  # GET /jobs answered the newest 100 before it had pages
+#: How a download writes a file's elements: as they are (JSON), or as Markdown, the document as
+#: a reader wants it (`ingestflow.markdown`).
+DownloadFormat = Literal["json", "markdown"]
+FORMATS: tuple[str, ...] = get_args(DownloadFormat)
+_SUFFIXES = {"json": ".json", "markdown": ".md"}
 
 
 class JobsPage(NamedTuple):
@@ -168,6 +175,10 @@ class Jobs:
             )
         return json.loads(path.read_text(encoding="utf-8"))
 
+    def markdown(self, ref: str, file: str, node: str | None = None) -> str:
+        """One file's elements after one node (no node: the output) as Markdown."""
+        return markdown_of(self.download(ref, file, node))
+
     def diff(
         self, job_a: str, job_b: str, node: str | None = None, file: str | None = None
     ) -> dict[str, Any]:
@@ -189,11 +200,15 @@ class Jobs:
 
         return document_page(self.ws, ref, file_id, number)
 
-    def export_node(self, ref: str, node: str | None, folder: Path) -> builtins.list[Path]:
+    def export_node(
+        self, ref: str, node: str | None, folder: Path, format: str = "json"
+    ) -> builtins.list[Path]:
         """Write every file's elements after one node (no node: the output) into `folder`, one
-        JSON file per document named by its path (`docs/a.pdf` → `folder/docs/a.pdf.json`)."""
+        file per document named by its path: JSON (`docs/a.pdf` → `folder/docs/a.pdf.json`)
+        or Markdown (`folder/docs/a.pdf.md`)."""
         from ingestflow.files import write_json_atomic
 
+        suffix = _SUFFIXES[download_format(format)]
         record = self.get(ref)
         written: builtins.list[Path] = []
         root = folder.resolve()
@@ -201,10 +216,14 @@ class Jobs:
             if entry["status"] != "SUCCESS":
                 continue
             elements = self.download(record["id"], entry["file_id"], node)
-            target = (root / f"{entry['filename']}.json").resolve()
+            target = (root / f"{entry['filename']}{suffix}").resolve()
             if not target.is_relative_to(root):  # a source's name may not leave the folder
-                target = root / f"{entry['file_id']}.json"
-            write_json_atomic(target, elements)
+                target = root / f"{entry['file_id']}{suffix}"
+            if suffix == ".json":
+                write_json_atomic(target, elements)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(markdown_of(elements), encoding="utf-8")
             written.append(target)
         if not written:
             raise NotFound(f"job {record['id']} has no successful file to write")
@@ -225,6 +244,25 @@ class Jobs:
 
         record = self.get(ref)
         return render(record, lambda index, entry: _elements_after(self.ws, record, index, entry))
+
+
+def download_format(value: str) -> str:
+    """A download format by its name (any case); WorkflowInvalid naming the formats else."""
+    wanted = value.strip().lower()
+    if wanted in FORMATS:
+        return wanted
+    raise WorkflowInvalid(
+        [Problem("format", "unknown download format", found=value, allowed=list(FORMATS))],
+        what="download request",
+    )
+
+
+def markdown_of(elements: Iterable[dict[str, Any]]) -> str:
+    """Elements as Markdown, the document as a reader wants it: headings by depth, lists,
+    tables as HTML, formulas as `$$…$$`, running heads left out (`ingestflow.markdown`)."""
+    from ingestflow.markdown import to_markdown
+
+    return to_markdown(elements)
 
 
 def _elements_after(ws: Workspace, record: dict[str, Any], index: int, entry: dict[str, Any]):

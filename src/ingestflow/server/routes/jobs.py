@@ -11,7 +11,7 @@ from ingestflow.server.deps import ServiceDep, StateDep, both
 from ingestflow.server.errors import responses
 from ingestflow.server.uploads import MULTIPART_DOC, read_form
 from ingestflow.service import Service
-from ingestflow.service.jobs import PAGE_SIZE, information
+from ingestflow.service.jobs import PAGE_SIZE, DownloadFormat, information
 from ingestflow.service.records import JobCancel, JobDetails, JobFailedFiles, JobInformation
 
 router = APIRouter(tags=["jobs"])
@@ -107,11 +107,41 @@ def failed_files(job_id: str, svc: ServiceDep) -> JobFailedFiles:
     return svc.jobs.failed_files(job_id)
 
 
-@both(router, "GET", "/jobs/{job_id}/download", responses=responses(404))
+_MARKDOWN_DOC = {
+    200: {
+        "description": "The elements (JSON), or with `format=markdown` the document as "
+        "Markdown (`text/markdown`).",
+        "content": {"text/markdown": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@both(
+    router,
+    "GET",
+    "/jobs/{job_id}/download",
+    response_model=list[dict[str, Any]],  # the JSON answer; Markdown is a Response of its own
+    responses={**_MARKDOWN_DOC, **responses(404)},
+)
 def download(
-    job_id: str, file_id: str, svc: ServiceDep, node_id: str | None = None
-) -> list[dict[str, Any]]:
-    """The elements of one file after one node (no node_id: the last node's)."""
+    job_id: str,
+    file_id: str,
+    svc: ServiceDep,
+    node_id: str | None = None,
+    as_format: Annotated[
+        DownloadFormat,
+        Query(
+            alias="format",
+            description="json: the elements; markdown: the document as a reader wants it "
+            "(headings, lists, tables as HTML, formulas; running heads left out).",
+        ),
+    ] = "json",
+) -> Any:
+    """The elements of one file after one node (no node_id: the last node's), or that file as
+    Markdown (`format=markdown`)."""
+    if as_format == "markdown":
+        text = svc.jobs.markdown(job_id, file_id, node_id)
+        return Response(text, media_type="text/markdown; charset=utf-8")
     return svc.jobs.download(job_id, file_id, node_id)
 
 
