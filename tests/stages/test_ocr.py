@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -280,3 +281,31 @@ def test_hi_res_hands_tesseract_uncompressed_images(korean: tuple[list[dict[str,
     assert word_recall(HEADING, " ".join(e["text"] for e in elements)) == 1.0
     assert len(inputs) >= 2
     assert {Path(name).suffix for name in inputs} == {".PPM"}
+
+
+def test_a_heading_in_light_type_on_a_dark_band_tesseract_cannot_read_is_read():
+    """Tesseract reads nothing in white type on a dark band (a chapter's title), and the
+    library drops a region without text: PP-OCRv6 reads the regions the page's OCR left
+    empty."""
+    from PIL import Image, ImageDraw, ImageFont
+    from unstructured_inference.inference.layoutelement import LayoutElements
+
+    from ingestflow.stages.partition.hires import ocr
+
+    image = Image.new("RGB", (900, 300), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, 900, 140), fill=(20, 90, 70))
+    font = ImageFont.load_default(size=64)
+    draw.text((60, 30), "Poems", fill="white", font=font)
+    layout = SimpleNamespace(
+        elements_array=LayoutElements(
+            element_coords=np.array([[40.0, 20.0, 400.0, 120.0]]),
+            texts=np.array([""], dtype=object),
+            element_class_ids=np.array([1]),
+            element_class_id_map={0: "Text", 1: "Title"},
+        )
+    )
+    assert ocr.fill_unread(layout, image, ["eng"]) == [(40.0, 20.0, 400.0, 120.0)]
+    assert layout.elements_array.texts[0] == "Poems"
+    layout.elements_array.texts[0] = ""
+    assert ocr.fill_unread(layout, image, ["kor"]) == []  # a language PP-OCRv6 does not serve

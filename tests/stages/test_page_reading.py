@@ -152,3 +152,36 @@ def test_a_region_inside_another_with_its_text_is_dropped():
         element("Title", "OCR", (10, 10, 90, 30)),
     ]
     assert drop_contained(picture) == picture  # a picture's OCR never stands for the page's text
+
+
+def test_a_title_row_above_a_heading_is_not_taken_for_two_columns():
+    """`Unit 2` and `Poems` side by side at the top, then `Warming Up` under the first: the
+    heading is not the left column's continuation (a band alone joins columns only where two
+    bands already made them)."""
+    boxes = [
+        (200, 195, 575, 359),
+        (688, 282, 1050, 358),
+        (223, 514, 533, 642),
+        (240, 680, 1630, 960),
+    ]
+    assert reading_order.order(boxes) == [0, 1, 2, 3]
+
+
+def test_a_large_header_region_is_a_title():
+    found = [
+        element("Header", "Unit 2", (200, 30, 575, 120)),  # 6% of the page's height
+        element("Header", "Annual report 2024", (100, 20, 400, 40)),
+        element("NarrativeText", "Body text " * 20, (100, 200, 900, 1200)),
+    ]
+    assert [e.category for e in typed(found)] == ["Title", "Header", "NarrativeText"]
+
+
+def test_a_picture_found_over_a_table_is_the_table():
+    """A shaded, ruled table is found as both; the library's merge kept the picture and the
+    table was lost."""
+    import numpy as np
+
+    from ingestflow.stages.partition.hires.layout_model import _not_doubled
+
+    boxes = np.array([[222, 1667, 1627, 2369], [222, 1671, 1632, 2367], [100, 100, 500, 400]])
+    assert _not_doubled(boxes, ["Picture", "Table", "Picture"]) == [1, 2]

@@ -63,6 +63,8 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 result = ocr.supplement_page(page_layout, image, kwargs["ocr_mode"])
             else:
                 result = original_supplement(page_layout, image, **kwargs)
+                for box in ocr.fill_unread(result, image, codes):
+                    call.ocr_regions.append((page, box, ocr.RAPIDOCR))
             if call.tables:
                 table_finding.find(result, image, call, has_text)  # tables called something else
                 add_tables(result, image, call, has_text)

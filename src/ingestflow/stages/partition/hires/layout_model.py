@@ -118,6 +118,8 @@ def _model_class() -> type:
             boxes = boxes.reshape(-1, 4)
             ids = np.asarray([names.index(n) for n in found.class_names or []], dtype=int)
             probs = np.asarray(found.scores if found.scores is not None else [], float)
+            keep = _not_doubled(boxes, [class_map[int(i)] for i in ids])
+            boxes, ids, probs = boxes[keep], ids[keep], probs[keep]
             order = np.argsort(boxes[:, 1], kind="stable")
             return LayoutElements(
                 element_coords=boxes[order],
@@ -129,3 +131,28 @@ def _model_class() -> type:
             )
 
     return CDLALayoutModel
+
+
+#: A Picture over the same place as a Table (this share of the smaller box's area) is the table.
+SAME_PLACE = 0.85
+
+
+def _not_doubled(boxes: Any, names: list[str]) -> list[int]:
+    """Indices of the detections to keep: a Picture found over a Table's place is dropped (a
+    ruled, shaded table is found as both, and the library's merge of overlapping regions kept
+    the Picture, so the table was lost)."""
+    tables = [boxes[i] for i, n in enumerate(names) if n == "Table"]
+    keep = []
+    for i, name in enumerate(names):
+        if name == "Picture" and any(_shared(boxes[i], t) >= SAME_PLACE for t in tables):
+            continue
+        keep.append(i)
+    return keep
+
+
+def _shared(a: Any, b: Any) -> float:
+    """The part of the smaller box's area the two share."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return float(w * h / smaller) if w > 0 and h > 0 and smaller > 0 else 0.0

@@ -42,17 +42,20 @@ def _cut(ids: list[int], boxes: Sequence[tuple[int, ...]], depth: int) -> list[i
     bands = _split(ids, boxes, axis=1)
     if len(bands) == 1:  # boxes overlap both ways: top to bottom, then left to right
         return sorted(ids, key=lambda i: (boxes[i][1], boxes[i][0]))
-    groups: list[tuple[list[int], list[Interval]]] = []
+    groups: list[tuple[list[int], list[Interval], int]] = []  # boxes, gutters, bands
     for band in bands:
         if groups and groups[-1][1]:
-            free = _free(groups[-1][1], [(boxes[i][0], boxes[i][2]) for i in band])
-            if free:  # no box of the band crosses the columns' gutter: the columns go on
-                groups[-1] = (groups[-1][0] + band, free)
+            ids_so_far, gutters, count = groups[-1]
+            free = _free(gutters, [(boxes[i][0], boxes[i][2]) for i in band])
+            # no box of the band crosses the columns' gutter: the columns go on (a band with
+            # no gutter of its own only where two bands already made the columns)
+            if free and (_gaps(band, boxes, axis=0) or count >= 2):
+                groups[-1] = (ids_so_far + band, free, count + 1)
                 continue
-        groups.append((band, _gaps(band, boxes, axis=0)))
+        groups.append((band, _gaps(band, boxes, axis=0), 1))
     if len(groups) == 1:  # nothing spans the columns after all (only narrow gaps): as bands
         return [i for band in bands for i in _cut(band, boxes, depth + 1)]
-    return [i for group, _ in groups for i in _cut(group, boxes, depth + 1)]
+    return [i for group, _, _ in groups for i in _cut(group, boxes, depth + 1)]
 
 
 def _gaps(ids: list[int], boxes: Sequence[tuple[int, ...]], axis: int) -> list[Interval]:

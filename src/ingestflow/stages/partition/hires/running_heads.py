@@ -19,6 +19,8 @@ from typing import Any
 
 #: The margin bands: this share of the page's height at its top and at its bottom.
 BAND = 0.1
+#: A header or footer region taller than this share of the page is a title in large type.
+TITLE_HEIGHT = 0.03
 #: A running head is short.
 MAX_CHARS = 160
 _PAGE_NUMBER = re.compile(
@@ -57,6 +59,9 @@ def _on_page(elements: list[Any], indices: list[int]) -> dict[int, str]:
         kind = getattr(element, "category", "")
         text = " ".join((element.text or "").split())
         if kind in _KEPT or not text or len(text) > MAX_CHARS:
+            continue
+        if kind in ("Header", "Footer") and box[3] - box[1] > TITLE_HEIGHT * height:
+            found[i] = "Title"  # a chapter's title in large type at the top, not a running head
             continue
         others = [b for j, b in placed if j != i and elements[j].category not in _HEADS]
         if box[3] <= top_band:
