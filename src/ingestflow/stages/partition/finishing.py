@@ -7,7 +7,9 @@ import copy
 from ingestflow.elements import Document, Element
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages.ids import stable_id
+from ingestflow.stages.partition import headings
 from ingestflow.stages.partition.hires.tables import merge as table_merge
+from ingestflow.stages.partition.page_ranges import set_hierarchy
 
 
 def finish(
@@ -18,6 +20,9 @@ def finish(
     tables = st.infer_table_structure or st.pdf_infer_table_structure
     if st.partition_strategy.lays_out_pages and tables:
         elements = table_merge.merge_across_pages(elements)  # over every page range
+    if st.partition_strategy.lays_out_pages:
+        headings.set_levels(elements)  # over the whole document: sizes compared across pages
+        set_hierarchy(elements)  # the titles' parents by their new levels
     excluded = set(st.exclude_elements or ())
     kept = [element for element in elements if element["type"] not in excluded]
     for element in kept:

@@ -8,7 +8,8 @@ plausible — at least two rows and two columns whose cells hold the region's wo
 (`plausible`, thresholds measured on tables and on real figures: benchmarks/RESULTS.md, "Tables
 wherever they are"):
 
-- every Picture region of a page;
+- every Picture region of a page, and each Formula region whose text reads as words and figures
+  (a small table taken for a formula, `MIN_FORMULA_WORDS`);
 - on a page with a text layer, a text region whose lines fall into aligned columns (a cheap test
   on the text layer's words comes first, so prose never reaches the model);
 - an image file in which the layout model finds no table: the whole image, when it reads as one
@@ -193,6 +194,9 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
     names = [class_map.get(int(c), "") for c in elements.element_class_ids]
     text_layer = has_text and not call.is_image
     candidates = [i for i, n in enumerate(names) if n in FIGURE_CLASSES]
+    candidates += [  # a small table taken for a formula: words, not a formula's symbols
+        i for i, n in enumerate(names) if n == "Formula" and _wordy(elements.texts[i])
+    ]
     if text_layer and any(n in TEXT_CLASSES for n in names):
         runs = words_of.pdf_runs(
             call.path, layout.number - 1, image.width, words_of.image_turn(image)
@@ -251,6 +255,24 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
         table_promotion.ensure_html(layout.elements_array)
         table_blocks.append(layout, inner)
     return records
+
+
+#: A Formula region whose text has this many words of letters or figures is checked as a table.
+MIN_FORMULA_WORDS = 8
+
+
+def _wordy(text: Any) -> bool:
+    """True when a region's text reads as words and figures rather than a formula's symbols."""
+    if not isinstance(text, str):
+        return False
+    tokens = text.split()
+    words = [
+        t
+        for t in tokens
+        if (any(c.isdigit() for c in t) or sum(c.isalpha() for c in t) >= 2)
+        and sum(c.isalnum() for c in t) >= 0.5 * len(t)
+    ]
+    return len(words) >= MIN_FORMULA_WORDS and len(words) >= 0.6 * len(tokens)
 
 
 def _ocr_region(layout: Any, call: Any, box: tuple[float, float, float, float]) -> None:
