@@ -29,7 +29,9 @@ in this process; the library's functions are replaced through `patches.unstructu
 
 Modules: `environment` (what the machine needs, loading the models), `call` (one call's state),
 `hooks`, `page_files`, `table_cells`, `text_layer` (pypdfium2's character counts),
-`list_items` (bulleted text split into ListItems), `repeats` (a region found twice, one element).
+`list_items` (bulleted text split into ListItems), `repeats` (a region found twice, one element),
+`clean_text` (ligatures, accents, line-end hyphens, unmapped glyphs) with `glyphs` (what pdfium
+reads of a glyph the text layer does not map).
 """
 
 from ingestflow.stages.partition.hires.call import DPI, Call, mark_ocr
