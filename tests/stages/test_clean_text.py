@@ -220,6 +220,7 @@ def test_high_res_and_auto_clean_a_latex_text_layer_and_fast_keeps_it(pdfs: dict
 
 # --- the corpus: Elsevier's minus signs -----------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.corpus
 def test_the_corpus_ecorr_column_keeps_its_minus_signs(corpus: Path):
     path = corpus / "docs" / "pdf" / "embedded-images-tables.pdf"
     doc = run(path, infer_table_structure=True)
