@@ -23,6 +23,7 @@ from ingestflow.spec.settings import UnstructuredPartitionSettings, VLMPartition
 from ingestflow.stages.base import RunContext
 from ingestflow.stages.partition import UnstructuredPartitionStage, hires
 from ingestflow.stages.partition.auto import VLMPartitionStage, route_pages
+from ingestflow.stages.partition.hires import clean_text
 from ingestflow.stages.partition.hires.tables.grid import Word, table_cells, table_html
 
 pytestmark = pytest.mark.slow
@@ -551,6 +552,8 @@ def test_text_pdfs_keep_the_text_layer_words(corpus: Path, doc: str):
     fast_elements = fast.process(Document(doc, doc, doc, path=path)).elements
     hi_res = run(path)
     found = " ".join(e["text"] for e in hi_res)
-    assert word_recall(" ".join(e["text"] for e in fast_elements), found) >= 0.95  # measured 1.0
+    # High Res cleans the text (ligatures, hyphens: `clean_text`); Fast keeps the library's
+    fast_text = clean_text.clean(" ".join(e["text"] for e in fast_elements))
+    assert word_recall(fast_text, found) >= 0.95  # measured 0.998-1.0
     pages = {e["metadata"]["page_number"] for e in hi_res}
     assert pages == {e["metadata"]["page_number"] for e in fast_elements}

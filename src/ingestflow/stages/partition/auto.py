@@ -13,7 +13,8 @@ Auto decides page by page (`route_pages`):
 Runs of consecutive pages with the same strategy are partitioned together (a run is written to a
 PDF of its own, its pages numbered as in the document). Other formats are read by their own
 partitioner, as Fast reads them. Every element carries `metadata.partition_strategy`, and the
-document's page counts per strategy reach the job.
+document's page counts per strategy reach the job. The text of a PDF's pages is cleaned as High
+Res cleans it, whichever strategy read them (`hires.clean_text`).
 
 The VLM strategy (`is_dynamic: false`) sends every page to the model server (`stages.vlm`); no
 endpoint for its provider stops the run at precheck, naming the variable to set.
@@ -44,7 +45,7 @@ from ingestflow.stages.partition import (
     read_part,
     set_hierarchy,
 )
-from ingestflow.stages.partition.hires import layout_model
+from ingestflow.stages.partition.hires import clean_text, layout_model
 from ingestflow.stages.partition.vlm_reader import VLMReader
 
 #: A page with fewer text-layer characters than this has no usable text layer.
@@ -271,9 +272,13 @@ class VLMPartitionStage(Stage):
                 continue
             if first == 1 and last == len(routes):
                 found, notes = stage.reader.read(path, name, is_temp, first_page=first_page)
+                if strategy is FAST:  # High Res cleans its own (`hires.clean_text`)
+                    notes += clean_text.clean_elements(found, path, first_page)
             else:
                 with filetypes.pdf_pages(path, first, last) as part:  # with the document's time
                     found, notes = stage.reader.read(part, name, is_temp, first_page=offset + first)
+                    if strategy is FAST:
+                        notes += clean_text.clean_elements(found, part, offset + first)
             elements.extend(_tag(found, strategy))
             warnings.extend(notes)
         set_hierarchy(elements)

@@ -22,7 +22,7 @@ from ingestflow.stages.partition import (
     text_narrative,
 )
 from ingestflow.stages.partition.attachments import attachments
-from ingestflow.stages.partition.hires import layout_model
+from ingestflow.stages.partition.hires import clean_text, layout_model
 from ingestflow.stages.partition.page_ranges import has_text
 
 if TYPE_CHECKING:
@@ -148,6 +148,8 @@ class FileReader:
                     "layout analysis)"
                 )
         if hi_res and paged:
+            pdf = path if file_type.name == "PDF" else None  # cleaned first: bullets it reads
+            warnings.extend(clean_text.clean_elements(elements, pdf, first_page))
             elements = hires.split_list_items(elements, st.unique_element_ids)
         _name_files(elements, path, name, is_temp, temp_time)
         if file_type.name == "PDF" and whole:

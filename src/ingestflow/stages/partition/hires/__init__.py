@@ -32,7 +32,8 @@ Modules: `environment` (what the machine needs, loading the models), `call` (one
 `list_items` (bulleted text split into ListItems), `repeats` (a region found twice, or inside
 another with its text: one element), `running_heads` (headers, footers and page numbers typed),
 `prose` (running text taken for a table, read as paragraphs), `reading_order` (columns read
-whole).
+whole), `clean_text` (ligatures, accents, line-end hyphens, unmapped glyphs) with `glyphs` (what
+pdfium reads of a glyph the text layer does not map).
 """
 
 from ingestflow.stages.partition.hires.call import DPI, Call, mark_ocr

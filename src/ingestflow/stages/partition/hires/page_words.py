@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ingestflow.stages.partition.hires import glyphs
 from ingestflow.stages.partition.hires.tables.parts import Word
 
 
@@ -145,6 +146,8 @@ def _pdf_words(
 
         for i in range(text.count_chars()):
             char = text.get_text_range(i, 1)
+            if (not char or char < " ") and glyphs.unmapped(text, i):
+                char = glyphs.read_glyph(text, i)  # a minus sign, or U+FFFD: never dropped
             if not char or char.isspace():
                 if turned and current:
                     space = True  # a vertical line's words stay one word (reading order)
