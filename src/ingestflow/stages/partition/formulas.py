@@ -13,8 +13,9 @@ from ingestflow.elements import Element
 #: The warning of a document with formulas that no later node turns into LaTeX.
 NO_LATEX = (
     "formulas are kept as read; no LaTeX recogniser is installed (none ships offline with its "
-    "weights under a fitting licence): for LaTeX, list Formula in extract_image_block_types and "
-    "add an OCR enrichment node with a model server (docs/hi_res.md, Formulas)"
+    "weights under a fitting licence): for LaTeX, use High Res with Formula in "
+    "extract_image_block_types and add an OCR enrichment node with a model server "
+    "(docs/hi_res.md, Formulas)"
 )
 
 
