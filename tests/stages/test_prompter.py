@@ -197,6 +197,26 @@ def test_generative_ocr_reads_only_the_listed_types_and_skips_described_ones(
     assert len(server.requests) == 2
 
 
+def test_generative_ocr_asks_a_formula_for_latex_without_its_delimiters(server: FakeModelServer):
+    from ingestflow.providers.prompts import FORMULA_PROMPT, OCR_PROMPT
+
+    server.reply(lambda r: "\\[ e^{i\\pi}+1=0 \\]" if r.text == FORMULA_PROMPT else "PUMP 7")
+    st = stage("provider_c_ocr", env(server), image_types=("Formula", "Image"))
+    out = st.process(doc(element("Formula", "e iπ + 1 = 0"), element("Image", "old")))
+    formula, image = out.elements
+    assert formula["text"] == formula["metadata"]["latex"] == "e^{i\\pi}+1=0"
+    assert image["text"] == "PUMP 7" and "latex" not in image["metadata"]
+    assert sorted(r.text for r in server.requests) == sorted([FORMULA_PROMPT, OCR_PROMPT])
+    assert out.warnings == []
+
+
+def test_an_empty_latex_answer_fails_the_document_naming_the_node(server: FakeModelServer):
+    server.reply(lambda r: "$$ $$")
+    st = stage("provider_c_ocr", env(server), image_types=("Formula",))
+    with pytest.raises(StageError, match=r"answered something unusable for ocr: no LaTeX"):
+        st.process(doc(element("Formula", "x")))
+
+
 def test_requests_of_one_document_run_concurrently_within_the_limit(server: FakeModelServer):
     slow: list[Request] = []
 
@@ -395,6 +415,16 @@ def test_local_ocr_uses_tesseract_and_says_so():
     out = st.process(doc(element("Image", "", image_base64=encoded)))
     assert "Harbour pump seven" in out.elements[0]["text"]
     assert "tesseract" in out.elements[0]["metadata"]["enriched_by"]["Enricher"]
+
+
+@pytest.mark.slow
+def test_local_ocr_of_a_formula_gives_text_and_says_there_is_no_latex():
+    from ingestflow.stages.prompter import LOCAL_FORMULAS
+
+    st = stage("provider_c_ocr", LOCAL, image_types=("Formula",))
+    out = st.process(doc(element("Formula", "x"), element("Formula", "y")))
+    assert all("latex" not in e["metadata"] for e in out.elements)
+    assert out.warnings == [LOCAL_FORMULAS]
 
 
 def test_local_protocol_refuses_tasks_that_need_a_model():

@@ -77,6 +77,12 @@ OCR_PROMPT = (
     "breaks between paragraphs. Answer with the text only, nothing else."
 )
 
+FORMULA_PROMPT = (
+    "This image is a mathematical formula from a document. Transcribe it into LaTeX exactly as "
+    "printed (its symbols, sub- and superscripts, fractions, matrices, and its equation number "
+    "as \\tag{…} if it has one). Answer with the LaTeX only, without $ or $$ around it."
+)
+
 CONTEXT_PROMPT = (
     "<document>\n{document}\n</document>\n\nHere is a chunk of that document:\n<chunk>\n{chunk}\n"
     "</chunk>\n\nWrite one or two short sentences that situate this chunk within the document "
@@ -144,6 +150,22 @@ def html_table(text: str) -> str:
     if not match:
         raise AnswerError(f"no HTML <table> in the answer: {excerpt(text)}")
     return match.group(0)
+
+
+#: Math delimiters a model may put around its LaTeX although asked not to.
+_MATH_DELIMITERS = re.compile(r"^\s*(?:\$\$(.*)\$\$|\\\[(.*)\\\]|\$([^$]*)\$)\s*$", re.S)
+
+
+def latex(text: str) -> str:
+    """The LaTeX of a formula answer, without a code fence or math delimiters around it;
+    AnswerError when it is empty."""
+    body = unfence(text)
+    match = _MATH_DELIMITERS.match(body)
+    if match:
+        body = next(group for group in match.groups() if group is not None).strip()
+    if not body:
+        raise AnswerError(f"no LaTeX in the answer: {excerpt(text)}")
+    return body
 
 
 def excerpt(text: str, limit: int = 120) -> str:

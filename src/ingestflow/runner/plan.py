@@ -143,7 +143,7 @@ def with_inputs(nodes: list[PlannedNode]) -> list[PlannedNode]:
             crops_for_later=needed if index == 0 and node.type == "partition" else (),
             image_types=blocks if node.type == "prompter" else (),
             languages=languages,
-            tasks=tasks if node.type == "prompter" else (),
+            tasks=tasks if node.type in ("prompter", "partition") else (),
             drop_crops=drops.get(node.name, ()),
         )
         out.append(replace(node, inputs=inputs))

@@ -75,8 +75,9 @@ class NodeInputs:
     #: languages it reads.
     image_types: tuple[str, ...] = ()
     languages: tuple[str, ...] = ("eng",)
-    #: An enrichment: the workflow's enrichment tasks (generative OCR leaves the elements that
-    #: another task describes to it).
+    #: An enrichment or a partitioner: the workflow's enrichment tasks (generative OCR leaves the
+    #: elements that another task describes to it; a partitioner says when no task will give its
+    #: formulas LaTeX).
     tasks: tuple[str, ...] = ()
     #: The element types whose crops leave the documents after this node: made for enrichments
     #: only, no later node needs them, and the user did not list them.

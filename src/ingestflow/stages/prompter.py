@@ -7,7 +7,8 @@
 - table2html: Table elements with `image_base64`; `metadata.text_as_html`.
 - ner: every element with text; `metadata.entities` = {items, relationships}.
 - ocr: the partitioner's `extract_image_block_types` with `image_base64` (not the Image or Table
-  elements a description node handles); `text` becomes the transcription.
+  elements a description node handles); `text` becomes the transcription. A Formula is asked for
+  LaTeX, which becomes its `text` and `metadata.latex` (written as `$$…$$` in Markdown).
 
 Images come from High Res or Auto (`image_base64`); with Fast there are none, so image and table
 tasks find nothing to do (validation already refuses them with Fast). Which element types a node
@@ -21,7 +22,8 @@ the client's retries) or an unusable answer fails the document, with a reason na
 the provider's error; the run goes on.
 
 Protocol `local` (no model server): NER with spaCy and OCR with tesseract (`providers.local`),
-recorded in `metadata.enriched_by`; the other tasks need a model.
+recorded in `metadata.enriched_by`; the other tasks need a model. Tesseract reads no LaTeX: a
+document whose formulas it read says so (`LOCAL_FORMULAS`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ _IMAGE_TASKS = ("image_description", "table_description", "table2html", "ocr")
 #: The metadata of an element's crop.
 _CROP_FIELDS = ("image_base64", "image_mime_type")
 _LOCAL_TASKS = ("ner", "ocr")
+#: The warning of a document whose Formula elements the offline OCR backend read.
+LOCAL_FORMULAS = (
+    "formulas were read by tesseract (OCR protocol `local`), which gives text, not LaTeX; for "
+    "LaTeX point the OCR node's provider at a model server (docs/hi_res.md, Formulas)"
+)
 
 
 class PrompterStage(Stage):
@@ -131,6 +138,8 @@ class PrompterStage(Stage):
         if error is not None:
             raise StageError(self.name, doc.filename, self._reason(error)) from None
         doc.elements = elements
+        if self._client is None and any(elements[i].get("type") == "Formula" for i in targets):
+            doc.warnings.append(LOCAL_FORMULAS)
         return self._drop_crops(doc)
 
     def _drop_crops(self, doc: Document) -> Document:
@@ -218,6 +227,10 @@ class PrompterStage(Stage):
 
     def _ocr(self, element: Element) -> None:
         assert self._client is not None
+        if element.get("type") == "Formula":
+            answer = self._client.chat(prompts.FORMULA_PROMPT, self._image(element))
+            element["text"] = element["metadata"]["latex"] = prompts.latex(answer)
+            return
         element["text"] = prompts.unfence(
             self._client.chat(prompts.OCR_PROMPT, self._image(element))
         )

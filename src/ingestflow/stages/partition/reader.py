@@ -15,6 +15,7 @@ from ingestflow.errors import DocumentError, one_line
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages.partition import (
     filetypes,
+    formulas,
     hires,
     long_text,
     nlp_batch,
@@ -46,11 +47,13 @@ class FileReader:
         settings: UnstructuredPartitionSettings,
         image_blocks: list[str],
         partition: Callable[..., Any],
+        latex_later: bool = False,
     ) -> None:
         self.node = node
         self.settings = settings
         self.image_blocks = image_blocks  # the element types to crop (`image_base64`)
         self.partition = partition  # the library's `partition`, imported offline
+        self.latex_later = latex_later  # a later node asks a model for the formulas' LaTeX
 
     def read(
         self,
@@ -151,6 +154,7 @@ class FileReader:
             pdf = path if file_type.name == "PDF" else None  # cleaned first: bullets it reads
             warnings.extend(clean_text.clean_elements(elements, pdf, first_page))
             elements = hires.split_list_items(elements, st.unique_element_ids)
+            warnings.extend(formulas.notes(elements, self.latex_later))
         _name_files(elements, path, name, is_temp, temp_time)
         if file_type.name == "PDF" and whole:
             warnings.extend(self.pdf_checks(path, elements, first_page=first_page))

@@ -7,7 +7,7 @@ from ingestflow.elements import Document, Element
 from ingestflow.errors import DocumentError, StageError
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages.base import NodeInputs, Part, RunContext, Stage
-from ingestflow.stages.partition import environment, filetypes, long_text
+from ingestflow.stages.partition import environment, filetypes, formulas, long_text
 from ingestflow.stages.partition.finishing import finish
 from ingestflow.stages.partition.page_ranges import (
     has_text,
@@ -46,7 +46,9 @@ class UnstructuredPartitionStage(Stage):
             return
         self.precheck()
         partition = environment.load(self.name, self.settings)
-        self._reader = FileReader(self.name, self.settings, self.image_blocks(), partition)
+        blocks = self.image_blocks()
+        later = formulas.latex_later(self.inputs.tasks, blocks)
+        self._reader = FileReader(self.name, self.settings, blocks, partition, later)
 
     @property
     def reader(self) -> FileReader:
