@@ -89,6 +89,10 @@ def test_the_engine_is_chosen_per_language(monkeypatch: pytest.MonkeyPatch):
     assert ocr.engine_for(["kor"]) == ocr.TESSERACT  # PP-OCRv6 in the wheel has no Korean
     assert ocr.engine_for(["eng", "kor"], "table") == ocr.TESSERACT
     assert ocr.engine_for(["deu"]) == ocr.TESSERACT  # served, but not measured here
+    # Chinese: PP-OCRv6 read OmniDocBench's Chinese pages better than tesseract (0.533/0.644)
+    assert ocr.engine_for(["chi_sim", "eng"], "page") == ocr.RAPIDOCR
+    assert ocr.engine_for(["chi_tra"], "table") == ocr.RAPIDOCR
+    assert ocr.engine_for(["chi_sim", "kor"], "page") == ocr.TESSERACT  # no Korean in the wheel
     monkeypatch.setenv(ocr.ENGINE_ENV, "tesseract")
     assert ocr.engine_for(["eng"]) == ocr.TESSERACT
     monkeypatch.setenv(ocr.ENGINE_ENV, "rapidocr")
@@ -99,6 +103,18 @@ def test_the_engine_is_chosen_per_language(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(ocr.ENGINE_ENV, "paddle")
     with pytest.raises(EnvironmentProblem, match=r"'paddle' is not an OCR engine choice; use"):
         ocr.engine_for(["eng"])
+
+
+def test_chinese_needs_no_tesseract_data_and_korean_still_does(monkeypatch: pytest.MonkeyPatch):
+    """Chinese pages are read by PP-OCRv6 alone, so the node does not ask for tesseract's
+    chi_sim data (before: "ocr_languages needs tesseract data for chi_sim")."""
+    from ingestflow.stages.partition.hires import environment
+
+    monkeypatch.delenv(ocr.ENGINE_ENV, raising=False)
+    monkeypatch.setattr(environment, "tesseract_languages", lambda: {"eng", "osd"})
+    environment.check_environment("Partitioner", ["chi_sim", "eng"], tables=True)
+    with pytest.raises(EnvironmentProblem, match=r"needs tesseract data for kor"):
+        environment.check_environment("Partitioner", ["kor"], tables=True)
 
 
 def test_a_changed_model_file_stops_with_what_to_reinstall(monkeypatch: pytest.MonkeyPatch):

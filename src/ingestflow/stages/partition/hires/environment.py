@@ -81,7 +81,7 @@ def check_environment(node: str, languages: list[str], tables: bool = False) -> 
     if problem:
         raise EnvironmentProblem(f"partition node {node!r}: High Res: {problem}")
     installed = tesseract_languages()
-    missing = [code for code in codes if code not in installed]
+    missing = [code for code in codes if code not in installed] if ocr.TESSERACT in engines else []
     if missing:
         packages = " ".join(debian_package(code) for code in missing)
         raise EnvironmentProblem(

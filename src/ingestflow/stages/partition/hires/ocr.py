@@ -3,11 +3,12 @@ chosen per language by measurement.
 
 PP-OCRv6 reads small print and dense numbers that tesseract garbles ("33.3" read as "333",
 "0.716" as "aris"; benchmarks/RESULTS.md, "OCR"), but its bundled model serves only Chinese,
-Japanese and Latin-script languages, was measured here only on English, and costs 2.5–7 times
-tesseract's CPU on a whole page: it reads the cells of English tables without a text
-layer; page text, and every other language (Korean, mixed `eng+kor`, …), stays with tesseract
-(`MEASURED_BETTER`). `INGESTFLOW_OCR_ENGINE` overrides the choice (`auto`, `tesseract`,
-`rapidocr`: PP-OCRv6 for pages and tables of the languages it serves).
+Japanese and Latin-script languages, was measured here on English and Chinese, and costs 2.5–7
+times tesseract's CPU on a whole page: it reads the cells of English tables without a text
+layer, and Chinese pages and tables; English page text, and every other language (Korean, mixed
+`eng+kor`, …), stays with tesseract (`MEASURED_BETTER`, `CJK`). `INGESTFLOW_OCR_ENGINE`
+overrides the choice (`auto`, `tesseract`, `rapidocr`: PP-OCRv6 for pages and tables of the
+languages it serves).
 
 The models are the two ONNX files of `rapidocr==3.10.0`'s wheel (Apache-2.0; its
 `MODEL_LICENSES.md` gives their provenance), loaded by explicit path after a sha256 check, so
@@ -42,8 +43,15 @@ USES = ("page", "table")
 #: with tesseract. Table cells: word accuracy 0.999 against 0.925 on rendered tables. Whole
 #: pages: 0.990 against 0.983 on rendered pages, for 2.5–7 times tesseract's CPU, which
 #: would take scans below High Res's 0.5 pages/s; so pages stay with tesseract
-#: (`INGESTFLOW_OCR_ENGINE=rapidocr` reads them with PP-OCRv6 too).
+#: (`INGESTFLOW_OCR_ENGINE=rapidocr` reads them with PP-OCRv6 too) — but for Chinese: on
+#: OmniDocBench's Chinese pages, text edit 0.533 against tesseract's (chi_sim+eng) 0.644, table
+#: TEDS 0.580 against 0.467 (benchmarks/RESULTS.md, "Page reading"), where tesseract's Chinese
+#: is slow too. A language set that holds one of `CJK` and only languages PP-OCRv6 serves is
+#: read by it, pages and tables.
 MEASURED_BETTER = {"page": frozenset(), "table": frozenset({"eng"})}
+#: Scripts PP-OCRv6 reads for every use (simplified Chinese measured; traditional is the same
+#: recogniser's script set).
+CJK = frozenset({"chi_sim", "chi_tra"})
 #: Tesseract codes the bundled multilingual PP-OCRv6 recogniser serves at all (rapidocr's
 #: `ppocrv6_langs`: Chinese, Japanese and Latin-script languages); Korean, Cyrillic, Arabic …
 #: are download-only in rapidocr, so tesseract reads them.
@@ -101,6 +109,8 @@ def engine_for(codes: list[str], use: str = "page") -> str:
                 f"{PACKAGE} serves Chinese, Japanese and Latin-script languages only; unset "
                 f"{ENGINE_ENV} (tesseract then reads them) or set it to tesseract"
             )
+        return RAPIDOCR
+    if any(code in CJK for code in codes) and all(code in SERVED for code in codes):
         return RAPIDOCR
     better = MEASURED_BETTER[use]
     return RAPIDOCR if codes and all(code in better for code in codes) else TESSERACT
