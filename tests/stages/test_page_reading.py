@@ -185,3 +185,35 @@ def test_a_picture_found_over_a_table_is_the_table():
 
     boxes = np.array([[222, 1667, 1627, 2369], [222, 1671, 1632, 2367], [100, 100, 500, 400]])
     assert _not_doubled(boxes, ["Picture", "Table", "Picture"]) == [1, 2]
+
+
+def test_text_repeated_in_the_margins_of_the_pages_is_a_running_head():
+    """A journal's running line and a revision footer on every page (a page number changing),
+    typed over the whole document; a title that opens one page only stays."""
+    from ingestflow.stages.partition.hires.running_heads import type_repeated
+
+    def el(kind: str, text: str, y: float, page: int) -> dict[str, Any]:
+        points = [[100, y], [100, y + 20], [900, y + 20], [900, y]]
+        coordinates = {"points": points, "layout_width": 1000, "layout_height": 1400}
+        return {
+            "type": kind,
+            "text": text,
+            "metadata": {"page_number": page, "coordinates": coordinates},
+        }
+
+    found = []
+    for page in (1, 2, 3):
+        found += [
+            el("NarrativeText", f"PLOS NTDs | www.plosntds.org {page}", 30, page),
+            el("NarrativeText", "Body text " * 30, 400, page),
+            el("UncategorizedText", "Revision: 2.4", 1360, page),
+        ]
+    found.insert(0, el("Title", "A Study of Harbours", 60, 1))
+    type_repeated(found)
+    assert [e["type"] for e in found if e["metadata"]["page_number"] == 1] == [
+        "Title",
+        "Header",
+        "NarrativeText",
+        "Footer",
+    ]
+    assert [e["type"] for e in found].count("Header") == 3

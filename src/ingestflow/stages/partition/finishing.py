@@ -8,6 +8,7 @@ from ingestflow.elements import Document, Element
 from ingestflow.spec.settings import UnstructuredPartitionSettings
 from ingestflow.stages.ids import stable_id
 from ingestflow.stages.partition import headings
+from ingestflow.stages.partition.hires.running_heads import type_repeated
 from ingestflow.stages.partition.hires.tables import merge as table_merge
 from ingestflow.stages.partition.page_ranges import set_hierarchy
 
@@ -21,6 +22,7 @@ def finish(
     if st.partition_strategy.lays_out_pages and tables:
         elements = table_merge.merge_across_pages(elements)  # over every page range
     if st.partition_strategy.lays_out_pages:
+        type_repeated(elements)  # running heads repeated across the document's pages
         headings.set_levels(elements)  # over the whole document: sizes compared across pages
         set_hierarchy(elements)  # the titles' parents by their new levels
     excluded = set(st.exclude_elements or ())

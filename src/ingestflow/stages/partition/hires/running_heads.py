@@ -9,7 +9,8 @@ is a page number's (`7`, `- 7 -`, `Page 3 of 9`, `xii`); a running head when it 
 with a header (footer) region, or is loose text (no layout region) with nothing of the page
 above (below) it. Body text that happens to end a page keeps its type. Each page is judged
 alone, so that a long document read in page ranges on several workers gives what one call gives
-(text repeated across pages is not used yet).
+here; text repeated across pages is typed over the whole document, after its ranges are joined
+(`type_repeated`).
 """
 
 from __future__ import annotations
@@ -109,3 +110,60 @@ def _box(element: Any) -> tuple[float, float, float, float] | None:
 def _page_height(element: Any) -> float | None:
     system = getattr(getattr(element.metadata, "coordinates", None), "system", None)
     return float(system.height) if system is not None and system.height else None
+
+
+#: Repeated text: in a margin band on this share of the document's pages or more (at least 2).
+MIN_REPEATED = 1 / 3
+_RETYPED_WHEN_REPEATED = {"Title", "NarrativeText", "UncategorizedText", "Text"}
+
+
+def type_repeated(elements: list[dict[str, Any]]) -> None:
+    """Retype, in place, the document's running heads that repeat: text (digits aside) in the
+    page's top or bottom margin band on a third of the pages or more (a journal's running line
+    `… | www.plosntds.org`, `Revision: 2.4`, a date footer) is Header or Footer on every page."""
+    pages: dict[Any, list[tuple[dict[str, Any], str, str]]] = {}
+    for element in elements:
+        metadata = element.get("metadata") or {}
+        text = " ".join((element.get("text") or "").split())
+        edge = _edge(metadata)
+        if (
+            element.get("type") in _RETYPED_WHEN_REPEATED
+            and edge
+            and text
+            and len(text) <= MAX_CHARS
+            and metadata.get("partition_strategy") != "fast"
+        ):
+            pages.setdefault(metadata.get("page_number"), []).append((element, _key(text), edge))
+    if len(pages) < 2:
+        return
+    counts: dict[tuple[str, str], int] = {}
+    for found in pages.values():
+        for seen in {(k, edge) for _, k, edge in found}:
+            counts[seen] = counts.get(seen, 0) + 1
+    total = len({(e.get("metadata") or {}).get("page_number") for e in elements} - {None})
+    least = max(2.0, MIN_REPEATED * total)
+    for found in pages.values():
+        for element, key, edge in found:
+            if counts[(key, edge)] >= least:
+                element["type"] = (
+                    "PageNumber" if _PAGE_NUMBER.match(element["text"].strip()) else edge
+                )
+
+
+def _edge(metadata: dict[str, Any]) -> str | None:
+    """ "Header" or "Footer" when the element's box lies in the page's top or bottom band."""
+    coordinates = metadata.get("coordinates") or {}
+    points, height = coordinates.get("points"), coordinates.get("layout_height")
+    if not points or not height:
+        return None
+    ys = [p[1] for p in points]
+    if max(ys) <= BAND * height:
+        return "Header"
+    if min(ys) >= (1 - BAND) * height:
+        return "Footer"
+    return None
+
+
+def _key(text: str) -> str:
+    """Text with its figures as `#` (a page number or a date changes from page to page)."""
+    return re.sub(r"\d+", "#", text.lower())
