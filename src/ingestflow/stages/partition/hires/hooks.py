@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.patches import unstructured as patches
-from ingestflow.stages.partition.hires import layout_model, ocr, orientation
+from ingestflow.stages.partition.hires import frames, layout_model, ocr, orientation
 from ingestflow.stages.partition.hires.call import Call
 from ingestflow.stages.partition.hires.environment import tesseract_codes
 from ingestflow.stages.partition.hires.page_files import PageFiles
@@ -91,6 +91,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 ("document_to_element_list", patches.links_on_every_page),
                 ("render_pdf_to_image", render_of),
                 ("convert_pdf_to_image", lambda _: renders[0]),
+                ("save_elements", frames.save_elements_per_frame),
             ),
             pages.opening(),
         ):

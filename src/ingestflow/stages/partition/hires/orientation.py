@@ -289,6 +289,9 @@ class Straightener:
         turned)."""
         from PIL import Image, ImageSequence
 
+        from ingestflow.stages.partition.hires.frames import register_heif
+
+        register_heif()  # else a HEIC file is never looked at (the library registers it later)
         try:
             with Image.open(self.path) as stored:
                 frames = [frame.convert("RGB") for frame in ImageSequence.Iterator(stored)]
