@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.elements import Element
+from ingestflow.stages.partition.hires.ink import INK_LEVEL
 
 #: Resolution the pages without elements are looked at, in dots per inch.
 NOTE_DPI = 72
-#: Grey level (0-255) under which a pixel is ink.
-INK_LEVEL = 128
 #: Share of ink pixels under which a page is blank.
 MAX_INK_SHARE = 1e-4
 
