@@ -322,6 +322,31 @@ def test_save_elements(tmp_path: Path):
     assert_shape_change_found("save_elements")
 
 
+def test_process_file_with_pdfminer(tmp_path: Path):
+    """A page shown upside down by /Rotate 180, which the library turns back, has its text
+    layer read as stored: with the spaces between its words, its boxes where they were."""
+    import unstructured.partition.pdf_image.pdfminer_processing as processing
+
+    from tests.stages.test_orientation import gapped_pdf
+
+    path = gapped_pdf(tmp_path / "turned.pdf", ["Tide tables for the northern harbour"], 180)
+
+    def read() -> tuple[list[str], Any]:
+        (layout,), _ = processing.process_file_with_pdfminer(
+            filename=str(path), dpi=72, rotation_corrections=[180]
+        )
+        return [t for t in layout.texts if t.strip()], layout.element_coords
+
+    texts, boxes = read()
+    assert "Tide tables for the northern harbour" not in " ".join(texts)  # the library's
+    with hires.hooks(path, False, False, ["eng"]):
+        upright, upright_boxes = read()
+    assert " ".join(upright).strip() == "Tide tables for the northern harbour"
+    assert abs(upright_boxes[0][0] - boxes[:, 0].min()) < 5  # same place on the page
+    assert abs(upright_boxes[0][1] - boxes[:, 1].min()) < 5
+    assert_shape_change_found("process_file_with_pdfminer")
+
+
 def test_partition_pdf_or_image_local(scan_pdf: Path, monkeypatch: pytest.MonkeyPatch):
     """The elements of a hi_res call go through the straightener, with the call's first page."""
     import unstructured.partition.pdf as pdf

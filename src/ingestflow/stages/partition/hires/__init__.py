@@ -25,11 +25,15 @@ in this process; the library's functions are replaced through `patches.unstructu
   time of a text PDF; later renderings of the same pages are hard links to the first;
 - and they are kept uncompressed (`page_files`): each page is saved as a PNM file with its
   rotation notes kept beside it, so that neither the one encoding nor any of the page's
-  decodings (layout, OCR, every crop) costs PNG's compression.
+  decodings (layout, OCR, every crop) costs PNG's compression;
+- a page shown turned by `/Rotate` whose text is upright as stored has its text layer read by
+  pdfminer as stored (`rotated_text`: in the shown frame it lost the spaces between words);
+- each page of a multi-page image file has its crops cut from its own frame (`frames`).
 
 Modules: `environment` (what the machine needs, loading the models), `call` (one call's state),
 `hooks`, `page_files`, `table_cells`, `text_layer` (pypdfium2's character counts),
-`list_items` (bulleted text split into ListItems), `repeats` (a region found twice, one element).
+`list_items` (bulleted text split into ListItems), `repeats` (a region found twice, one element),
+`blank_pages` (the note on pages that gave nothing), `ink` (a page's inked area).
 """
 
 from ingestflow.stages.partition.hires.call import DPI, Call, mark_ocr

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.patches import unstructured as patches
-from ingestflow.stages.partition.hires import frames, layout_model, ocr, orientation
+from ingestflow.stages.partition.hires import frames, layout_model, ocr, orientation, rotated_text
 from ingestflow.stages.partition.hires.call import Call
 from ingestflow.stages.partition.hires.environment import tesseract_codes
 from ingestflow.stages.partition.hires.page_files import PageFiles
@@ -92,6 +92,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 ("render_pdf_to_image", render_of),
                 ("convert_pdf_to_image", lambda _: renders[0]),
                 ("save_elements", frames.save_elements_per_frame),
+                ("process_file_with_pdfminer", rotated_text.process_file_with_pdfminer_upright),
             ),
             pages.opening(),
         ):
