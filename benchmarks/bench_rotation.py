@@ -1,6 +1,6 @@
 """Rotated and skewed scans under High Res: orientation detectors, then words read per rotation.
 
-    .venv/bin/python benchmarks/bench_rotation.py [--parts detect words] [--osd] [--baseline]
+    .venv/bin/python benchmarks/bench_rotation.py [--parts detect words rotate] [--osd] [--baseline]
         [--limit N] [--json]
 
 The set: the corpus's scans and photos (`img/*`, the scanned PDFs `loremipsum-flat.pdf` and
@@ -15,6 +15,12 @@ detectors also get 90/180/270 with a skew of ±3 degrees.
   the rendered pages, an image-only PDF for the scanned PDFs); word accuracy is the share of the
   upright variant's words (as a multiset, `quality.word_recall`) that the turned one reads.
   `--baseline` also runs each variant with the straightening switched off (the code before).
+- `rotate`: PDF pages shown turned by `/Rotate` 90/180/270, set in the file (rewritten) and
+  appended as an incremental update (a viewer's save): the set's pages as image-only PDFs (200
+  dpi), a drawn letter (four lines at the top, the middle of the page white), and the
+  born-digital pages with their text layers; word accuracy against the same page without
+  `/Rotate`. Blank image-only pages (with and without `/Rotate`) must give no elements, succeed,
+  and be named blank in the document's warnings.
 Models are loaded before timing; times are seconds on whatever machine runs it.
 """
 
@@ -209,6 +215,168 @@ def words(limit: int | None, baseline: bool) -> dict:
     return {"summary": summary, "rows": rows}
 
 
+#: /Rotate variants: (degrees, appended as an incremental update)
+ROTATE_VARIANTS = [(90, False), (180, False), (270, False), (90, True), (180, True), (270, True)]
+LETTER = [
+    "Dear Mr Hansen,",
+    "the shipment left Bergen on Monday",
+    "and reaches the harbour on Friday.",
+    "Yours, the harbour office",
+]
+
+
+def letter_image() -> Any:
+    """A letter page at 200 dpi: four lines at the top, the middle of the page white."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("RGB", (1700, 2200), "white")
+    draw, font = ImageDraw.Draw(page), ImageFont.load_default(size=40)
+    for index, line in enumerate(LETTER):
+        draw.text((150, 150 + 56 * index), line, fill="black", font=font)
+    return page
+
+
+def with_rotate(source: Path, target: Path, rotation: int, incremental: bool) -> Path:
+    """`source` (one page) shown turned by `rotation`: /Rotate set and the file rewritten, or
+    appended as an incremental update (pypdf: the page again, an xref section, /Prev)."""
+    if incremental:
+        from pypdf import PdfWriter
+
+        writer = PdfWriter(str(source), incremental=True)
+        writer.pages[0].rotate(rotation)
+        with target.open("wb") as fh:
+            writer.write(fh)
+        return target
+    import pikepdf
+
+    with pikepdf.open(source) as pdf:
+        pdf.pages[0].Rotate = rotation
+        pdf.save(target)
+    return target
+
+
+def rotate_sources(folder: Path, limit: int | None) -> list[tuple[str, str, Path]]:
+    """(name, kind, one-page upright PDF): the set's pages image-only, the letter, and the
+    born-digital pages with their text layers."""
+    import pikepdf
+
+    out: list[tuple[str, str, Path]] = []
+    for number, (rel, index, _) in enumerate(PAGES[:limit]):
+        path = folder / f"scan-{number}.pdf"
+        page_image(rel, index).save(path, resolution=200.0)
+        out.append((rel, "image-only", path))
+        if rel.endswith(".pdf") and rel not in ("pdf/loremipsum-flat.pdf", "pdf/single_table.pdf"):
+            text = folder / f"text-{number}.pdf"
+            with pikepdf.open(CORPUS / rel) as pdf:
+                del pdf.pages[index + 1 :]
+                del pdf.pages[:index]
+                pdf.save(text)
+            out.append((rel, "text layer", text))
+    letter = folder / "letter.pdf"
+    letter_image().save(letter, resolution=200.0)
+    out.append(("drawn letter", "image-only", letter))
+    return out
+
+
+def rotate(limit: int | None) -> dict:
+    """Per page and /Rotate variant: word accuracy against the page without /Rotate; blank
+    pages: no elements, success, a note."""
+    from PIL import Image
+
+    from ingestflow.elements import Document
+    from ingestflow.quality import word_recall
+
+    stage = _stage(["eng"])
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-rotate-") as scratch:
+        folder = Path(scratch)
+        for name, kind, source in rotate_sources(folder, limit):
+            doc = stage.process(Document(source.name, source.name, source.name, path=source))
+            upright = " ".join(e["text"] for e in doc.elements)
+            layer = _layer_text(source) if kind == "text layer" else None
+            if layer is not None:  # the page's own words, beside its upright reading's
+                rows.append(
+                    {
+                        "page": name,
+                        "kind": "text layer, upright",
+                        "layer_accuracy": round(word_recall(layer, upright), 3),
+                    }
+                )
+            for rotation, incremental in ROTATE_VARIANTS:
+                path = with_rotate(source, folder / "turned.pdf", rotation, incremental)
+                start = time.perf_counter()
+                try:
+                    doc = stage.process(Document(path.name, path.name, path.name, path=path))
+                    text, error = " ".join(e["text"] for e in doc.elements), None
+                    turns = sorted({e["metadata"].get("page_rotation", 0) for e in doc.elements})
+                except Exception as exc:  # a failed page is a figure here, not a stop
+                    text, error, turns = "", str(exc), []
+                row = {
+                    "page": name,
+                    "kind": kind,
+                    "rotate": rotation,
+                    "incremental": incremental,
+                    "word_accuracy": round(word_recall(upright, text), 3),
+                    "layer_accuracy": None if layer is None else round(word_recall(layer, text), 3),
+                    "page_rotation": turns,
+                    "error": error,
+                    "seconds": round(time.perf_counter() - start, 2),
+                }
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+        blank = folder / "blank.pdf"
+        Image.new("RGB", (1700, 2200), "white").save(blank, resolution=200.0)
+        blanks: list[dict[str, Any]] = []
+        for rotation, incremental in [(0, False), (90, False), (270, True)]:
+            path = with_rotate(blank, folder / f"blank-{rotation}.pdf", rotation, incremental)
+            try:
+                doc = stage.process(Document(path.name, path.name, path.name, path=path))
+                ok = not doc.elements and any("page 1 is blank" in w for w in doc.warnings)
+                blanks.append({"rotate": rotation, "incremental": incremental, "ok": ok})
+            except Exception as exc:  # the failure this part is there to catch
+                blanks.append({"rotate": rotation, "incremental": incremental, "error": str(exc)})
+    summary: dict[str, Any] = {}
+    for kind in ("image-only", "text layer"):
+        for rotation in (90, 180, 270):
+            got = [
+                r["word_accuracy"] for r in rows if (r["kind"], r.get("rotate")) == (kind, rotation)
+            ]
+            if got:
+                summary[f"{kind} /Rotate {rotation}"] = {
+                    "pages": len(got),
+                    "mean": round(statistics.mean(got), 3),
+                    "min": min(got),
+                }
+    turned = [r for r in rows if "rotate" in r]
+    for kind in ("text layer, upright", "text layer"):
+        got = [r["layer_accuracy"] for r in rows if r["kind"] == kind]
+        if got:
+            summary[f"{kind}: share of the text layer's words"] = {
+                "mean": round(statistics.mean(got), 3),
+                "min": min(got),
+            }
+    summary["every turned page >= 0.95"] = all(r["word_accuracy"] >= 0.95 for r in turned)
+    summary["failed"] = [f"{r['page']} {r['rotate']}: {r['error']}" for r in turned if r["error"]]
+    summary["blank pages"] = blanks
+    return {"summary": summary, "rows": rows}
+
+
+def _layer_text(path: Path) -> str:
+    """The text layer of the PDF's first page, as pdfium reads it."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        page = pdf[0]
+        textpage = page.get_textpage()
+        text = textpage.get_text_range()
+        textpage.close()
+        page.close()
+        return text
+    finally:
+        pdf.close()
+
+
 def _stage(languages: list[str]) -> Any:
     from ingestflow.spec.settings import UnstructuredPartitionSettings
     from ingestflow.stages.base import RunContext
@@ -259,6 +427,8 @@ def main() -> None:
         out["detect"] = detect(args.limit, args.osd)
     if "words" in args.parts:
         out["words"] = words(args.limit, args.baseline)
+    if "rotate" in args.parts:
+        out["rotate"] = rotate(args.limit)
     if not args.json:
         out = {part: result["summary"] for part, result in out.items()}
     print(json.dumps(out, indent=1))

@@ -4,9 +4,11 @@ of range and an attribute whose shape changed (tried on fakes: it takes any targ
 
 from __future__ import annotations
 
+import base64
 import functools
 import importlib
 import inspect
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -280,6 +282,69 @@ def test_convert_pdf_to_image(text_pdf: Path, tmp_path: Path):
         assert os.path.samefile(first, again)
     assert layout_module.convert_pdf_to_image is library
     assert_shape_change_found("convert_pdf_to_image")
+
+
+def test_save_elements(tmp_path: Path):
+    """A block on page 2 of a multi-page image is cropped from page 2's frame (the library's
+    own crops from the file as one page: IndexError)."""
+    import unstructured.partition.pdf_image.pdf_image_utils as image_utils
+    from PIL import Image
+    from unstructured.documents.coordinates import PixelSpace
+    from unstructured.documents.elements import CoordinatesMetadata, ElementMetadata
+    from unstructured.documents.elements import Image as ImageElement
+
+    path = tmp_path / "two.tiff"
+    Image.new("L", (200, 100), 255).save(
+        path, save_all=True, append_images=[Image.new("L", (80, 80))]
+    )
+    box = ((10, 10), (10, 50), (50, 50), (50, 10))
+    elements = [
+        ImageElement(
+            "figure",
+            metadata=ElementMetadata(
+                page_number=page,
+                coordinates=CoordinatesMetadata(box, PixelSpace(100, 100)),
+            ),
+        )
+        for page in (3, 4)  # the file's pages 1 and 2, numbered from 3
+    ]
+    kwargs: dict[str, Any] = {"filename": str(path), "is_image": True}
+    kwargs["extract_image_block_to_payload"] = True
+    with pytest.raises(IndexError, match="list index out of range"):
+        image_utils.save_elements(elements, 3, "Image", 200, **kwargs)
+    with hires.hooks(path, True, False, ["eng"]):
+        image_utils.save_elements(elements, 3, "Image", 200, **kwargs)
+    crops = [
+        Image.open(io.BytesIO(base64.b64decode(e.metadata.image_base64))).convert("L")
+        for e in elements
+    ]
+    assert [crop.getextrema() for crop in crops] == [(255, 255), (0, 0)]  # white, then black
+    assert_shape_change_found("save_elements")
+
+
+def test_process_file_with_pdfminer(tmp_path: Path):
+    """A page shown upside down by /Rotate 180, which the library turns back, has its text
+    layer read as stored: with the spaces between its words, its boxes where they were."""
+    import unstructured.partition.pdf_image.pdfminer_processing as processing
+
+    from tests.stages.test_orientation import gapped_pdf
+
+    path = gapped_pdf(tmp_path / "turned.pdf", ["Tide tables for the northern harbour"], 180)
+
+    def read() -> tuple[list[str], Any]:
+        (layout,), _ = processing.process_file_with_pdfminer(
+            filename=str(path), dpi=72, rotation_corrections=[180]
+        )
+        return [t for t in layout.texts if t.strip()], layout.element_coords
+
+    texts, boxes = read()
+    assert "Tide tables for the northern harbour" not in " ".join(texts)  # the library's
+    with hires.hooks(path, False, False, ["eng"]):
+        upright, upright_boxes = read()
+    assert " ".join(upright).strip() == "Tide tables for the northern harbour"
+    assert abs(upright_boxes[0][0] - boxes[:, 0].min()) < 5  # same place on the page
+    assert abs(upright_boxes[0][1] - boxes[:, 1].min()) < 5
+    assert_shape_change_found("process_file_with_pdfminer")
 
 
 def test_partition_pdf_or_image_local(scan_pdf: Path, monkeypatch: pytest.MonkeyPatch):

@@ -79,6 +79,34 @@ def test_the_turn_that_makes_a_page_upright_is_found(page: Any, rotation: int, s
     assert straight.size == turn.straight
 
 
+#: A letter: four lines at the top of the page, the middle of it white.
+LETTER = [
+    "Dear Mr Hansen,",
+    "the shipment left Bergen on Monday",
+    "and reaches the harbour on Friday.",
+    "Yours, the harbour office",
+]
+
+
+def draw_letter() -> Any:
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("RGB", (1700, 2200), "white")
+    draw, font = ImageDraw.Draw(page), ImageFont.load_default(size=40)
+    for index, line in enumerate(LETTER):
+        draw.text((150, 150 + 56 * index), line, fill="black", font=font)
+    return page
+
+
+@pytest.mark.parametrize("rotation", [90, 180, 270])
+def test_the_turn_of_a_page_whose_text_lies_away_from_the_middle_is_found(rotation: int):
+    # the model saw the middle of the page alone: white, so "upright" at ~0.26, and the page
+    # was read sideways (nothing) or upside down (reversed garbage)
+    turn, _ = orientation.straighten(turned(draw_letter(), rotation))
+    assert turn is not None
+    assert turn.rotation == (360 - rotation) % 360
+
+
 def test_a_blank_page_is_left_as_it_is():
     from PIL import Image
 
@@ -223,3 +251,103 @@ def test_auto_turns_the_scans_it_sends_to_hi_res(
     text = " ".join(e["text"] for e in doc.elements)
     assert word_recall(" ".join(e["text"] for e in upright), text) >= MIN_WORD_ACCURACY
     assert {e["metadata"]["page_rotation"] for e in doc.elements} == {90}
+
+
+# --- PDF pages shown turned by /Rotate ------------------------------------------------------------
+def with_rotate(source: Path, target: Path, rotation: int, incremental: bool = False) -> Path:
+    """`source` with its first page's /Rotate set: saved whole, or appended to the file as an
+    incremental update (the page object again, a new xref section and a trailer with /Prev), as
+    a viewer saves a page it turned."""
+    if incremental:
+        from pypdf import PdfWriter
+
+        writer = PdfWriter(str(source), incremental=True)
+        writer.pages[0].rotate(rotation)
+        with target.open("wb") as fh:
+            writer.write(fh)
+        data = target.read_bytes()
+        assert data.startswith(source.read_bytes()) and b"/Prev" in data[len(source.read_bytes()) :]
+        return target
+    import pikepdf
+
+    with pikepdf.open(source) as pdf:
+        pdf.pages[0].Rotate = rotation
+        pdf.save(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def letter_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("letter") / "letter.pdf"
+    draw_letter().save(path, resolution=200.0)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("rotation", "incremental"), [(90, False), (180, False), (270, False), (90, True)]
+)
+def test_an_image_only_pdf_page_with_rotate_reads_upright(
+    letter_pdf: Path, tmp_path: Path, rotation: int, incremental: bool
+):
+    # failed under High Res at 90 ("needs OCR: the Fast strategy ...") and read reversed
+    # garbage at 180
+    path = with_rotate(letter_pdf, tmp_path / "turned.pdf", rotation, incremental)
+    elements = run(path)
+    assert word_recall(" ".join(LETTER), " ".join(e["text"] for e in elements)) >= MIN_WORD_ACCURACY
+    shown = (2200, 1700) if rotation in (90, 270) else (1700, 2200)  # the page as /Rotate shows it
+    for element in elements:
+        metadata = element["metadata"]
+        assert metadata["page_rotation"] == (360 - rotation) % 360
+        coords = metadata["coordinates"]
+        assert (coords["layout_width"], coords["layout_height"]) == shown
+        assert all(0 <= x <= shown[0] and 0 <= y <= shown[1] for x, y in coords["points"])
+
+
+#: Lines of a text page whose words are set apart by gaps, not space characters (as many
+#: typesetters write them).
+TIDE_LINES = ["Tide tables for the northern harbour", "published every spring by the office"]
+
+
+def gapped_pdf(path: Path, lines: list[str] = TIDE_LINES, rotation: int = 0) -> Path:
+    """A one-page PDF with a text layer whose words are placed apart (a TJ gap, no space
+    character), its /Rotate `rotation`."""
+    import pikepdf
+
+    path.write_bytes(make_pdf(["placeholder"]))
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        ops = "".join(
+            f"BT /F1 18 Tf 72 {700 - 40 * i} Td ["
+            + " -320 ".join(f"({word})" for word in line.split())
+            + "] TJ ET\n"
+            for i, line in enumerate(lines)
+        )
+        pdf.pages[0].Contents = pdf.make_stream(ops.encode())
+        if rotation:
+            pdf.pages[0].Rotate = rotation
+        pdf.save(path)
+    return path
+
+
+@pytest.mark.parametrize(("rotation", "incremental"), [(90, True), (180, False), (270, True)])
+def test_a_text_page_with_rotate_keeps_its_text_layer_words(
+    tmp_path: Path, rotation: int, incremental: bool
+):
+    # pdfminer laid the text out in the frame the page is shown in: at 180 and 270 its lines
+    # ran backwards without the gaps between words ("Tidetablesforthenorthernharbour")
+    source = gapped_pdf(tmp_path / "text.pdf")
+    upright = " ".join(e["text"] for e in run(source))
+    assert all(line in upright for line in TIDE_LINES)
+    elements = run(with_rotate(source, tmp_path / "turned.pdf", rotation, incremental))
+    text = " ".join(e["text"] for e in elements)
+    assert all(line in text for line in TIDE_LINES), text
+    assert all("page_rotation" not in e["metadata"] for e in elements)  # never looked at
+
+
+def test_auto_reads_an_image_only_page_with_rotate_upright(letter_pdf: Path, tmp_path: Path):
+    from tests.stages.test_hires import auto
+
+    doc = auto(with_rotate(letter_pdf, tmp_path / "turned.pdf", 180, incremental=True))
+    assert doc.stats["pages_by_strategy"] == {"hi_res": 1}
+    text = " ".join(e["text"] for e in doc.elements)
+    assert word_recall(" ".join(LETTER), text) >= MIN_WORD_ACCURACY
+    assert {e["metadata"]["page_rotation"] for e in doc.elements} == {180}

@@ -101,6 +101,21 @@ PATCHES: dict[str, Patch] = {
         _RENDER,
         "High Res renders each page once (and turns scans upright)",
     ),
+    "save_elements": Patch(
+        "unstructured.partition.pdf_image.pdf_image_utils",
+        "save_elements",
+        "(elements, starting_page_number, element_category_to_save, pdf_image_dpi, "
+        "filename='', file=None, is_image=False, extract_image_block_to_payload=False, "
+        "output_dir_path=None, password=None)",
+        "High Res crops each page of a multi-page image from its own frame (hires frames)",
+    ),
+    "process_file_with_pdfminer": Patch(
+        "unstructured.partition.pdf_image.pdfminer_processing",
+        "process_file_with_pdfminer",
+        "(filename='', dpi=350, password=None, pdfminer_config=None, rotation_corrections=None)",
+        "High Res reads the text layer of a page shown turned (/Rotate) in the page's own frame "
+        "(hires rotated_text)",
+    ),
     "partition_pdf_or_image_local": Patch(
         _PDF,
         "_partition_pdf_or_image_local",

@@ -199,8 +199,34 @@ def _require_pandoc(file_type: FileType) -> None:
         ) from None
 
 
-def pdf_zero_element_reason(path: Path) -> str:
-    """Why a PDF gave no elements, found with pypdf: damaged, encrypted, or no text layer."""
+def pdf_zero_element_reason(path: Path, strategy: str = "fast") -> str:
+    """Why a PDF gave no elements under `strategy` ("fast" or "hi_res"), found with pypdf:
+    damaged, encrypted, or (Fast) no text layer."""
+    problem, has_text, pages = _pdf_state(path)
+    if problem is not None:
+        return problem
+    if has_text and strategy == "hi_res":
+        return (
+            "no text could be extracted under the High Res strategy although the PDF has a "
+            "text layer (damaged, or too complex for its reader, pdfminer); try strategy fast, "
+            "which falls back to pdfium's reading"
+        )
+    if has_text:
+        return (
+            "no text could be extracted although the PDF has a text layer (damaged, or too "
+            "complex for the Fast strategy's reader); try strategy hi_res"
+        )
+    return f"{NEEDS_OCR} (the PDF has {pages} page(s) and no text layer: scanned or image-only)"
+
+
+def pdf_problem(path: Path) -> str | None:
+    """Why the PDF cannot be read at all (damaged, encrypted, no pages), or None."""
+    return _pdf_state(path)[0]
+
+
+def _pdf_state(path: Path) -> tuple[str | None, bool, int]:
+    """(why the PDF cannot be read, or None; whether any page has a text layer; its pages), by
+    pypdf."""
     import pypdf
     from pypdf import PasswordType
 
@@ -209,28 +235,25 @@ def pdf_zero_element_reason(path: Path) -> str:
         fh.seek(max(0, path.stat().st_size - _PDF_TAIL))
         tail = fh.read()
     if b"%PDF-" not in head:
-        return "damaged PDF: no %PDF- header at its start (not a PDF, or its beginning is lost)"
+        lost = "damaged PDF: no %PDF- header at its start (not a PDF, or its beginning is lost)"
+        return lost, False, 0
     if b"%%EOF" not in tail:
-        return "truncated or damaged PDF: no %%EOF marker at its end"
+        return "truncated or damaged PDF: no %%EOF marker at its end", False, 0
     try:
         reader = pypdf.PdfReader(str(path))
         if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-            return (
+            locked = (
                 "encrypted PDF: it opens only with a password, which ingestflow cannot supply; "
                 "remove the password and submit it again"
             )
+            return locked, False, 0
         pages = len(reader.pages)
         has_text = any((page.extract_text() or "").strip() for page in reader.pages)
     except Exception as exc:  # pypdf raises many types for a damaged file
-        return f"damaged PDF: {one_line(exc, where=False)}"
+        return f"damaged PDF: {one_line(exc, where=False)}", False, 0
     if pages == 0:
-        return "damaged PDF: it has no pages"
-    if has_text:
-        return (
-            "no text could be extracted although the PDF has a text layer (damaged, or too "
-            "complex for the Fast strategy's reader); try strategy hi_res"
-        )
-    return f"{NEEDS_OCR} (the PDF has {pages} page(s) and no text layer: scanned or image-only)"
+        return "damaged PDF: it has no pages", False, 0
+    return None, has_text, pages
 
 
 def pdf_page_count(path: Path) -> int | None:

