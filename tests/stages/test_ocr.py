@@ -306,7 +306,7 @@ def test_a_heading_in_light_type_on_a_dark_band_tesseract_cannot_read_is_read():
     from PIL import Image, ImageDraw, ImageFont
     from unstructured_inference.inference.layoutelement import LayoutElements
 
-    from ingestflow.stages.partition.hires import ocr
+    from ingestflow.stages.partition.hires import unread
 
     image = Image.new("RGB", (900, 300), "white")
     draw = ImageDraw.Draw(image)
@@ -321,7 +321,7 @@ def test_a_heading_in_light_type_on_a_dark_band_tesseract_cannot_read_is_read():
             element_class_id_map={0: "Text", 1: "Title"},
         )
     )
-    assert ocr.fill_unread(layout, image, ["eng"]) == [(40.0, 20.0, 400.0, 120.0)]
+    assert unread.fill_unread(layout, image, ["eng"]) == [(40.0, 20.0, 400.0, 120.0)]
     assert layout.elements_array.texts[0] == "Poems"
     layout.elements_array.texts[0] = ""
-    assert ocr.fill_unread(layout, image, ["kor"]) == []  # a language PP-OCRv6 does not serve
+    assert unread.fill_unread(layout, image, ["kor"]) == []  # a language PP-OCRv6 does not serve

@@ -20,6 +20,7 @@ from ingestflow.stages.partition.hires import (
     orientation,
     reading_order,
     rotated_text,
+    unread,
 )
 from ingestflow.stages.partition.hires.call import Call
 from ingestflow.stages.partition.hires.environment import tesseract_codes
@@ -70,7 +71,7 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 result = ocr.supplement_page(page_layout, image, kwargs["ocr_mode"])
             else:
                 result = original_supplement(page_layout, image, **kwargs)
-                for box in ocr.fill_unread(result, image, codes):
+                for box in unread.fill_unread(result, image, codes):
                     call.ocr_regions.append((page, box, ocr.RAPIDOCR))
             if call.tables:
                 table_finding.find(result, image, call, has_text)  # tables called something else
