@@ -217,3 +217,33 @@ def test_text_repeated_in_the_margins_of_the_pages_is_a_running_head():
         "Footer",
     ]
     assert [e["type"] for e in found].count("Header") == 3
+
+
+def test_a_picture_holding_a_page_of_text_becomes_its_paragraphs_and_a_photo_stays():
+    """Scanned notes the layout model took for one picture came out as one Image holding all
+    the page's OCR (and Markdown, rightly, leaves a picture's OCR out: the page was empty)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    from unstructured_inference.inference.layoutelement import LayoutElements
+
+    def layout(text: str) -> Any:
+        return SimpleNamespace(
+            elements_array=LayoutElements(
+                element_coords=np.array([[0.0, 0.0, 700.0, 300.0]]),
+                texts=np.array([text], dtype=object),
+                element_class_ids=np.array([2]),
+                element_class_id_map={0: "Text", 1: "Title", 2: "Picture"},
+            )
+        )
+
+    notes = column_of_prose(0, 10) + column_of_prose(220, 10)
+    page = SimpleNamespace(width=1000, height=1000)
+    found = layout(" ".join(w.text for w in notes))
+    prose.text_pictures(found, page, lambda box: notes)
+    kinds = found.elements_array.element_class_id_map
+    assert [kinds[int(k)] for k in found.elements_array.element_class_ids] == ["Text"] * 4
+    assert found.elements_array.texts[0].startswith("word00 word01")
+    photo = layout("EXIT " * 50)  # a sign read in a photo: long enough, but no running text
+    prose.text_pictures(photo, page, lambda box: [Word("EXIT", 0, 0, 30, 10)] * 50)
+    assert list(photo.elements_array.element_class_ids) == [2]

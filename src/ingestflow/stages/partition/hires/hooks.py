@@ -18,6 +18,7 @@ from ingestflow.stages.partition.hires import (
     layout_model,
     ocr,
     orientation,
+    prose,
     reading_order,
     rotated_text,
     unread,
@@ -73,6 +74,9 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 result = original_supplement(page_layout, image, **kwargs)
                 for box in unread.fill_unread(result, image, codes):
                     call.ocr_regions.append((page, box, ocr.RAPIDOCR))
+            prose.text_pictures(
+                result, image, lambda box: _words_in(box, image, call, has_text, page_layout)
+            )
             if call.tables:
                 table_finding.find(result, image, call, has_text)  # tables called something else
                 add_tables(result, image, call, has_text)
@@ -110,6 +114,31 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
             yield call
         # the elements' boxes are on the pages as stored by now (`orientation`): so are these
         call.ocr_regions = straightener.stored_regions(call.ocr_regions)
+
+
+def _words_in(
+    box: tuple[float, float, float, float], image: Any, call: Call, has_text: bool, layout: Any
+) -> list[Any]:
+    """The words of a region of the page, in page pixels: the text layer's, or OCR's of its
+    crop (PP-OCRv6 where it serves the languages, tesseract otherwise)."""
+    import numpy as np
+
+    from ingestflow.stages.partition.hires import page_words
+    from ingestflow.stages.partition.hires.tables.parts import Word
+
+    x0, y0, x1, y1 = box
+    if has_text and not call.is_image:
+        turn = page_words.image_turn(image)
+        found = page_words.pdf_words(call.path, layout.number - 1, image.width, turn)
+        return [w for w in found if x0 <= w.cx <= x1 and y0 <= w.cy <= y1]
+    crop = image.crop((int(x0), int(y0), int(x1), int(y1)))
+    codes = call.language.split("+") if call.language else []
+    if ocr.mode() != "tesseract" and codes and all(c in ocr.SERVED for c in codes):
+        words = ocr.read_words(crop)
+    else:
+        gray = np.asarray(crop.convert("L"))
+        words = page_words.ocr_words(gray, call.language, max(1.0, 1600 / image.width))
+    return [Word(w.text, w.x0 + x0, w.y0 + y0, w.x1 + x0, w.y1 + y0) for w in words]
 
 
 class _Renders:

@@ -22,6 +22,7 @@ from ingestflow.stages.partition.hires.tables.parts import Word
 #: Prose: most of the region's phrases hold this many words or more (a table's cells rarely do).
 LONG_PHRASE = 4
 MIN_LONG_SHARE = 0.6
+LONG_CHARS = 16
 #: ... and there are enough lines to tell (a two-line caption is left to the table model).
 MIN_LINES = 8
 
@@ -36,10 +37,11 @@ class Block:
     heading: bool = False
 
 
-def is_prose(words: list[Word]) -> bool:
-    """True when a region's words read as running text rather than a table's cells."""
+def is_prose(words: list[Word], min_long: float = MIN_LONG_SHARE) -> bool:
+    """True when a region's words read as running text rather than a table's cells (a phrase
+    is long with four words, or sixteen characters: OCR gives a line of Chinese as one word)."""
     words = [w for w in words if w.text.strip()]
-    if len(words) < 4 * MIN_LINES:
+    if len(words) < MIN_LINES or sum(len(w.text) for w in words) < 20 * MIN_LINES:
         return False
     height = median(w.y1 - w.y0 for w in words) or 1.0
     phrases: list[list[Word]] = []
@@ -50,9 +52,11 @@ def is_prose(words: list[Word]) -> bool:
             phrases += phrases_of(line, height)
     if lines < MIN_LINES or not phrases:
         return False
-    long = sum(1 for p in phrases if len(p) >= LONG_PHRASE)
+    long = sum(
+        1 for p in phrases if len(p) >= LONG_PHRASE or sum(len(w.text) for w in p) >= LONG_CHARS
+    )
     numeric = sum(1 for p in phrases if all(_numeric(w.text) for w in p))
-    return long >= MIN_LONG_SHARE * len(phrases) and numeric < 0.2 * len(phrases)
+    return long >= min_long * len(phrases) and numeric < 0.2 * len(phrases)
 
 
 def paragraphs(words: list[Word]) -> list[Block]:
@@ -190,6 +194,38 @@ def _joined(lines: list[str]) -> str:
 
 
 # --- the hook in High Res ------------------------------------------------------------------------
+#: A Picture region is looked at as a page of text when what the page's reading put in it is at
+#: least this long and it covers this share of the page (a photo's sign, a chart's labels are
+#: neither).
+PICTURE_CHARS = 200
+PICTURE_SHARE = 0.15
+#: ... and its phrases are long this often (a list of short items on a page of notes).
+PICTURE_LONG_SHARE = 0.4
+
+
+def text_pictures(layout: Any, image: Any, read_words: Any) -> None:
+    """Picture regions that hold a page of text (a scanned letter, notes, a newspaper's column
+    the layout model took for one picture) become its paragraphs, as a Table region of prose
+    does; `read_words(box)` gives a region's words in page pixels (the text layer's or OCR's)."""
+    elements = layout.elements_array
+    names = elements.element_class_id_map
+    page_area = float(image.width * image.height) or 1.0
+    replaced: dict[int, list[Block]] = {}
+    for i, class_id in enumerate(elements.element_class_ids):
+        if names.get(int(class_id)) not in ("Picture", "Image", "Figure"):
+            continue
+        text = elements.texts[i]
+        x0, y0, x1, y1 = (float(v) for v in elements.element_coords[i])
+        if not isinstance(text, str) or len("".join(text.split())) < PICTURE_CHARS:
+            continue
+        if (x1 - x0) * (y1 - y0) < PICTURE_SHARE * page_area:
+            continue
+        words = read_words((x0, y0, x1, y1))
+        if is_prose(words, PICTURE_LONG_SHARE):  # against a photo or a chart, not a table
+            replaced[i] = paragraphs(words)
+    replace_regions(layout, replaced)
+
+
 def replace_regions(layout: Any, replaced: dict[int, list[Block]]) -> None:
     """The page's regions `replaced` (index → its paragraphs, in page pixels) become one Text
     (or Title) region per paragraph, in their place in the region order."""
