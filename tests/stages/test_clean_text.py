@@ -233,3 +233,21 @@ def test_the_corpus_ecorr_column_keeps_its_minus_signs(corpus: Path):
         assert f"<td>−{value}</td>" in html
     assert "(cid:" not in text_of(doc)
     assert doc.warnings == []
+
+
+def test_a_line_feed_typed_into_the_text_layer_is_a_space_not_an_unknown_glyph(tmp_path: Path):
+    """pdfminer writes a line feed inside a PDF string as `(cid:10)`; pdfium says it has no
+    mapping, and its box draws nothing: a space, with no warning (it read `�` and warned)."""
+    from ingestflow.stages.partition.hires import clean_text
+    from tests.stages.test_partition import make_pdf as text_pdf
+
+    pdf = tmp_path / "lines.pdf"
+    pdf.write_bytes(text_pdf(["Harbour report\\nThe harbour opened in spring."]))
+    elements = [
+        {
+            "text": "Harbour report(cid:10)The harbour opened in spring.",
+            "metadata": {"page_number": 1},
+        }
+    ]
+    assert clean_text.clean_elements(elements, pdf) == []
+    assert elements[0]["text"] == "Harbour report The harbour opened in spring."

@@ -116,9 +116,21 @@ def _join(match: re.Match[str]) -> str:
     return head + tail
 
 
+#: Codes pdfminer writes as `(cid:N)` that are white space in a string of the text layer (a
+#: tab, a line feed, a carriage return typed into the string), when the page's glyphs say
+#: nothing else of them.
+_WHITE_CODES = {9: " ", 10: " ", 13: " "}
+
+
 def _read_cids(text: str, known: dict[int, str]) -> str:
-    """pdfminer's `(cid:N)` placeholders as the page's glyphs of code N read (UNKNOWN else)."""
-    return _CID.sub(lambda m: known.get(int(m.group(1)), glyphs.UNKNOWN), text)
+    """pdfminer's `(cid:N)` placeholders as the page's glyphs of code N read (a tab or a line
+    break as a space; UNKNOWN else)."""
+
+    def read(match: re.Match[str]) -> str:
+        code = int(match.group(1))
+        return known.get(code) or _WHITE_CODES.get(code, glyphs.UNKNOWN)
+
+    return _CID.sub(read, text)
 
 
 def clean_html(html: str) -> str:

@@ -20,6 +20,8 @@ MINUS = "\u2212"
 UNKNOWN = "\ufffd"
 #: What an unmapped mark that starts a line (a list's) becomes.
 BULLET = "\u2022"
+#: A glyph box thinner than this (points) draws nothing: a minus's stroke is ~0.3 pt.
+NOTHING_DRAWN = 0.05
 #: A bar is at most this high for its width (a minus's stroke: ~0.08 here).
 MAX_BAR_RATIO = 0.25
 
@@ -35,10 +37,13 @@ def read_glyph(text: Any, index: int) -> str:
     """What the unmapped glyph `index` of textpage `text` shows, from its outline's tight box
     (not the font's line box): MINUS for a thin horizontal bar right before a digit, at the
     middle of the digit's height; BULLET for a squarish mark that starts a line, before a space
-    and the line's text, smaller than its letters and at their middle; else UNKNOWN. Upright
+    and the line's text, smaller than its letters and at their middle; a space for a glyph that
+    draws nothing; else UNKNOWN. Upright
     text only (turned text: UNKNOWN)."""
     left, bottom, right, top = text.get_charbox(index)
     width, height = right - left, top - bottom
+    if min(width, height) < NOTHING_DRAWN:
+        return " "  # it draws nothing (a line feed typed into a string): no character hides
     if width <= 0 or index + 1 >= text.count_chars():
         return UNKNOWN
     if height > MAX_BAR_RATIO * width:
