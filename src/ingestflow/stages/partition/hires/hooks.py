@@ -74,13 +74,14 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 result = original_supplement(page_layout, image, **kwargs)
                 for box in unread.fill_unread(result, image, codes):
                     call.ocr_regions.append((page, box, ocr.RAPIDOCR))
-            prose.text_pictures(
-                result, image, lambda box: _words_in(box, image, call, has_text, page_layout)
-            )
             if call.tables:
                 table_finding.find(result, image, call, has_text)  # tables called something else
                 add_tables(result, image, call, has_text)
                 table_promotion.fill_texts(result)  # a table OCR of the page could not read
+            # after the tables: a picture that holds a table is that table, not paragraphs
+            prose.text_pictures(
+                result, image, lambda box: _words_in(box, image, call, has_text, page_layout)
+            )
             return result
 
         return supplement
