@@ -72,6 +72,9 @@ def hooks(path: Path, is_image: bool, tables: bool, languages: list[str]) -> Ite
                 result = ocr.supplement_page(page_layout, image, kwargs["ocr_mode"])
             else:
                 result = original_supplement(page_layout, image, **kwargs)
+            if not hasattr(result, "elements_array"):
+                return result  # not a page's regions (a stand-in's answer): nothing to read
+            if call.ocr_engine != ocr.RAPIDOCR:
                 for box in unread.fill_unread(result, image, codes):
                     call.ocr_regions.append((page, box, ocr.RAPIDOCR))
             if call.tables:
