@@ -247,3 +247,17 @@ def test_a_picture_holding_a_page_of_text_becomes_its_paragraphs_and_a_photo_sta
     photo = layout("EXIT " * 50)  # a sign read in a photo: long enough, but no running text
     prose.text_pictures(photo, page, lambda box: [Word("EXIT", 0, 0, 30, 10)] * 50)
     assert list(photo.elements_array.element_class_ids) == [2]
+
+
+def test_a_page_number_below_everything_is_one_however_high_the_foot_margin():
+    """A filing's page number sits at two thirds of the page's height, under its statement."""
+    found = [
+        element("Table", "Cash flows 2018 2017", (149, 241, 900, 900)),
+        element("UncategorizedText", "60", (480, 940, 500, 960)),
+    ]
+    assert [e.category for e in typed(found)] == ["Table", "PageNumber"]
+    body_end = [
+        element("NarrativeText", "Body text " * 20, (100, 200, 900, 900)),
+        element("UncategorizedText", "3", (480, 902, 500, 915)),  # no gap: the text's own
+    ]
+    assert [e.category for e in typed(body_end)] == ["NarrativeText", "UncategorizedText"]

@@ -16,6 +16,7 @@ here; text repeated across pages is typed over the whole document, after its ran
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 #: The margin bands: this share of the page's height at its top and at its bottom.
@@ -65,6 +66,9 @@ def _on_page(elements: list[Any], indices: list[int]) -> dict[int, str]:
             found[i] = "Title"  # a chapter's title in large type at the top, not a running head
             continue
         others = [b for j, b in placed if j != i and elements[j].category not in _HEADS]
+        if _PAGE_NUMBER.match(text) and _last(box, others, height):
+            found[i] = "PageNumber"  # below everything, apart: a page number however low the
+            continue  # page's margin sits (a filing's `60` at two thirds of its height)
         if box[3] <= top_band:
             edge = "Header"
             alone = all(b[1] >= box[1] - 1 for b in others)  # nothing of the body above it
@@ -82,6 +86,20 @@ def _on_page(elements: list[Any], indices: list[int]) -> dict[int, str]:
         ):
             found[i] = edge
     return found
+
+
+#: The gap above a page number at the foot of the page's content, in shares of its height.
+FOOT_GAP = 0.015
+
+
+def _last(box: tuple[float, ...], others: Sequence[tuple[float, ...]], height: float) -> bool:
+    """Nothing of the page lies below `box`, and a gap separates it from what lies above."""
+    above = [b[3] for b in others if b[3] <= box[1] + 1]
+    return (
+        bool(others)
+        and all(b[3] <= box[1] + 1 for b in others)
+        and (not above or box[1] - max(above) >= FOOT_GAP * height)
+    )
 
 
 def _same_line(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
