@@ -173,20 +173,47 @@ def classify(image: Any) -> tuple[int, float]:
     sees the middle of the page as it was trained to; when that leaves it unsure (a letter,
     a note or a short scan whose text lies away from the middle: it saw white and answered
     0 with ~0.26), it also sees the page's inked area whole, and the surer answer counts."""
+
+    # as the model was trained (PaddleClas): BGR, short side 256, centre crop 224
+    found = _classify(_middle(image))
+    if found[1] >= MIN_CONFIDENCE and found[0]:
+        return _confirmed(image, found)
+    if found[1] >= MIN_CONFIDENCE:
+        return found
+    inked = inked_square(image)
+    return found if inked is None else max(found, _classify(inked), key=lambda r: r[1])
+
+
+def _confirmed(image: Any, found: tuple[int, float]) -> tuple[int, float]:
+    """A turn the middle of the page asked for, kept only if the page's two halves (left and
+    right on a wide page, top and bottom on a tall one), each seen as the model sees a page,
+    agree, by the summed probabilities: the middle of a two-page spread is its gutter, where
+    the model saw little text and read an upright spread as upside down."""
+    width, height = image.size
+    halves = (
+        [(0, 0, width // 2, height), (width // 2, 0, width, height)]
+        if width >= height
+        else [(0, 0, width, height // 2), (0, height // 2, width, height)]
+    )
+    votes = {found[0]: found[1]}
+    for box in halves:
+        turn, probability = _classify(_middle(image.crop(box)))
+        votes[turn] = votes.get(turn, 0.0) + probability
+    best = max(votes, key=lambda t: votes[t])
+    return (best, found[1]) if best == found[0] else (best, votes[best] / 2)
+
+
+def _middle(image: Any) -> Any:
+    """The 224×224 BGR middle of `image` at a short side of 256 (as the model was trained)."""
     import cv2
     import numpy as np
 
-    # as the model was trained (PaddleClas): BGR, short side 256, centre crop 224
     bgr = np.asarray(image.convert("RGB"))[:, :, ::-1]
     height, width = bgr.shape[:2]
     scale = 256 / min(height, width)
     bgr = cv2.resize(bgr, (max(224, round(width * scale)), max(224, round(height * scale))))
     top, left = (bgr.shape[0] - 224) // 2, (bgr.shape[1] - 224) // 2
-    found = _classify(bgr[top : top + 224, left : left + 224])
-    if found[1] >= MIN_CONFIDENCE:
-        return found
-    inked = inked_square(image)
-    return found if inked is None else max(found, _classify(inked), key=lambda r: r[1])
+    return bgr[top : top + 224, left : left + 224]
 
 
 def _classify(bgr: Any) -> tuple[int, float]:
