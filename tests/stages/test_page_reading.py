@@ -261,3 +261,35 @@ def test_a_page_number_below_everything_is_one_however_high_the_foot_margin():
         element("UncategorizedText", "3", (480, 902, 500, 915)),  # no gap: the text's own
     ]
     assert [e.category for e in typed(body_end)] == ["NarrativeText", "UncategorizedText"]
+
+
+def test_lines_of_chinese_are_prose_and_a_page_of_them_replaces_the_regions_but_pictures():
+    """OCR gives a line of Chinese as one word: a CJK character counts as two letters, so a
+    newspaper's twelve-character lines are long phrases (it was read as one table)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    from unstructured_inference.inference.layoutelement import LayoutElements
+
+    line = "福建具有茶之乡茶之祖等诸多"  # 13 characters
+    column = [
+        Word(line, x, row * 20, x + 200, row * 20 + 14) for row in range(12) for x in (0, 240)
+    ]
+    assert prose.is_prose(column)
+    assert not prose.is_prose(
+        [Word("合计", x, r * 20, x + 40, r * 20 + 14) for r in range(12) for x in (0, 240)]
+    )
+    page = SimpleNamespace(
+        elements_array=LayoutElements(
+            element_coords=np.array(
+                [[0.0, 0.0, 500.0, 300.0], [300.0, 0.0, 400.0, 50.0], [0, 0, 20, 20]]
+            ),
+            texts=np.array(["one big table", "a photo", "stray"], dtype=object),
+            element_class_ids=np.array([1, 2, 0]),
+            element_class_id_map={0: "Text", 1: "Table", 2: "Picture"},
+        )
+    )
+    prose.replace_page(page, column)
+    kinds = page.elements_array.element_class_id_map
+    got = [kinds[int(k)] for k in page.elements_array.element_class_ids]
+    assert got.count("Picture") == 1 and "Table" not in got and got.count("Text") == 2

@@ -39,7 +39,8 @@ class Block:
 
 def is_prose(words: list[Word], min_long: float = MIN_LONG_SHARE) -> bool:
     """True when a region's words read as running text rather than a table's cells (a phrase
-    is long with four words, or sixteen characters: OCR gives a line of Chinese as one word)."""
+    is long with four words, or sixteen characters, a CJK one counted twice: OCR gives a line
+    of Chinese as one word)."""
     words = [w for w in words if w.text.strip()]
     if len(words) < MIN_LINES or sum(len(w.text) for w in words) < 20 * MIN_LINES:
         return False
@@ -52,9 +53,7 @@ def is_prose(words: list[Word], min_long: float = MIN_LONG_SHARE) -> bool:
             phrases += phrases_of(line, height)
     if lines < MIN_LINES or not phrases:
         return False
-    long = sum(
-        1 for p in phrases if len(p) >= LONG_PHRASE or sum(len(w.text) for w in p) >= LONG_CHARS
-    )
+    long = sum(1 for p in phrases if len(p) >= LONG_PHRASE or _width(p) >= LONG_CHARS)
     numeric = sum(1 for p in phrases if all(_numeric(w.text) for w in p))
     return long >= min_long * len(phrases) and numeric < 0.2 * len(phrases)
 
@@ -69,6 +68,15 @@ def paragraphs(words: list[Word]) -> list[Block]:
     for block in _xy_cut(words, height, depth=0):
         blocks += _paragraphs_of(block, height)
     return blocks
+
+
+def _width(phrase: list[Word]) -> int:
+    """A phrase's length in characters, a CJK character counted twice (one is about a word)."""
+    return sum(len(w.text) + sum(1 for c in w.text if _cjk(c)) for w in phrase)
+
+
+def _cjk(c: str) -> bool:
+    return "\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
 
 
 def _numeric(text: str) -> bool:
@@ -201,6 +209,20 @@ PICTURE_CHARS = 200
 PICTURE_SHARE = 0.15
 #: ... and its phrases are long this often (a list of short items on a page of notes).
 PICTURE_LONG_SHARE = 0.4
+
+
+def replace_page(layout: Any, words: list[Word]) -> None:
+    """The page's regions, but its pictures, replaced by the paragraphs of `words` (page
+    pixels): an image the layout model read no table in, whose whole reads as running text
+    in columns rather than as the one table it looked like (a newspaper page)."""
+    names = layout.elements_array.element_class_id_map
+    ids = layout.elements_array.element_class_ids
+    replaced: dict[int, list[Block]] = {
+        i: [] for i, c in enumerate(ids) if names.get(int(c)) not in ("Picture", "Image", "Figure")
+    }
+    if replaced:
+        replaced[min(replaced)] = paragraphs(words)
+        replace_regions(layout, replaced)
 
 
 def text_pictures(layout: Any, image: Any, read_words: Any) -> None:

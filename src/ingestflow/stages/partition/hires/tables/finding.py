@@ -31,6 +31,7 @@ from typing import Any
 
 from ingestflow.stages.partition.hires import ocr as ocr_engines
 from ingestflow.stages.partition.hires import page_words as words_of
+from ingestflow.stages.partition.hires import prose
 from ingestflow.stages.partition.hires.tables import blocks as table_blocks
 from ingestflow.stages.partition.hires.tables import model as table_model
 from ingestflow.stages.partition.hires.tables import promotion as table_promotion
@@ -95,6 +96,8 @@ def read(bgr: Any, words: list[Word] | None, ocr: Any = None) -> Reading | None:
     if words is None:
         words = ocr() if ocr is not None else []
     words = [w for w in words if not is_rule_glyph(w.text)]
+    if prose.is_prose(words):  # running text in columns (a newspaper page): never a table
+        return Reading([], "", 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, (0.0, 0.0, 0.0, 0.0), words)
     structure = table_rules.fit(structure, table_model.to_gray(bgr), words)
     cells = table_model.fill(structure, words)
     kept = sum(len(c.text.split()) for c in cells)
@@ -249,6 +252,9 @@ def find(layout: Any, image: Any, call: Any, has_text: bool) -> list[dict[str, A
             table_promotion.replace_all(layout, reading)
             _ocr_region(layout, call, box)
             return records
+        if reading is not None and reading.running_text:  # a page of columns: its paragraphs
+            prose.replace_page(layout, reading.running_text)
+            return records
     if found:
         table_promotion.promote(layout, found)
     if inner:
@@ -324,6 +330,10 @@ def _read_box(
 
     reading = read(bgr, words, lambda: ocr_words(crop, bgr, call, width))
     if reading is not None:
+        reading.running_text = [
+            Word(w.text, w.x0 + box[0], w.y0 + box[1], w.x1 + box[0], w.y1 + box[1])
+            for w in reading.running_text
+        ]
         reading.box = (
             reading.box[0] + box[0],
             reading.box[1] + box[1],

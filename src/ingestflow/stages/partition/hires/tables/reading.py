@@ -3,9 +3,9 @@ that `promotion` keeps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ingestflow.stages.partition.hires.tables.parts import Cell
+from ingestflow.stages.partition.hires.tables.parts import Cell, Word
 
 
 @dataclass
@@ -22,6 +22,8 @@ class Reading:
     words_in: float
     gapped: float
     box: tuple[float, float, float, float]  # the cells' extent, in crop pixels
+    #: The region's words when they read as running text (no table then), in page pixels.
+    running_text: list[Word] = field(default_factory=list)
 
     def features(self) -> dict[str, float]:
         """The figures, rounded (for the benchmark's report)."""
