@@ -108,9 +108,18 @@ def test_prose_is_read_column_by_column_in_paragraphs():
 
 
 def test_a_word_broken_at_a_line_end_is_joined():
-    assert prose._joined(["the informa-", "tion kept", "well-", "Known"]) == (
-        "the information kept well- Known"
-    )
+    """A paragraph's lines are joined with a space; clean text (run on every High Res
+    element) then joins the word a line end broke, the one rule for both."""
+    from ingestflow.stages.partition.hires.clean_text import clean
+
+    lines = [["the", "informa-"], ["tion", "kept"], ["well-"], ["Known"]]
+    words = [
+        Word(text, 30 * k, 14 * row, 30 * k + 26, 14 * row + 10)
+        for row, line in enumerate(lines)
+        for k, text in enumerate(line)
+    ]
+    [block] = prose.paragraphs(words)
+    assert clean(block.text) == "the information kept well- Known"
 
 
 # --- running heads ---------------------------------------------------------------------------
@@ -293,3 +302,12 @@ def test_lines_of_chinese_are_prose_and_a_page_of_them_replaces_the_regions_but_
     kinds = page.elements_array.element_class_id_map
     got = [kinds[int(k)] for k in page.elements_array.element_class_ids]
     assert got.count("Picture") == 1 and "Table" not in got and got.count("Text") == 2
+
+
+def test_a_word_that_only_looks_like_a_roman_numeral_is_no_page_number():
+    def page(last: str) -> list[Any]:
+        body = element("NarrativeText", "Body text " * 20, (100, 200, 900, 900))
+        return [body, element("UncategorizedText", last, (480, 1360, 520, 1380))]
+
+    assert typed(page("civil"))[1].category == "Footer"  # loose text at the foot, no number
+    assert typed(page("xiv"))[1].category == "PageNumber"

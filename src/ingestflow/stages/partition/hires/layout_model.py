@@ -141,18 +141,12 @@ def _not_doubled(boxes: Any, names: list[str]) -> list[int]:
     """Indices of the detections to keep: a Picture found over a Table's place is dropped (a
     ruled, shaded table is found as both, and the library's merge of overlapping regions kept
     the Picture, so the table was lost)."""
+    from ingestflow.stages.partition.hires.repeats import overlap
+
     tables = [boxes[i] for i, n in enumerate(names) if n == "Table"]
     keep = []
     for i, name in enumerate(names):
-        if name == "Picture" and any(_shared(boxes[i], t) >= SAME_PLACE for t in tables):
+        if name == "Picture" and any(overlap(boxes[i], t) >= SAME_PLACE for t in tables):
             continue
         keep.append(i)
     return keep
-
-
-def _shared(a: Any, b: Any) -> float:
-    """The part of the smaller box's area the two share."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return float(w * h / smaller) if w > 0 and h > 0 and smaller > 0 else 0.0

@@ -171,7 +171,8 @@ def _paragraphs_of(words: list[Word], height: float) -> list[Block]:
             groups[-1].append(line)
     blocks = []
     for group in groups:
-        text = _joined([" ".join(w.text for w in line) for line in group])
+        # lines joined with a space: clean text joins a word a line end broke (`informa- tion`)
+        text = " ".join(" ".join(w.text for w in line) for line in group)
         members = [w for line in group for w in line]
         box = (
             min(w.x0 for w in members),
@@ -188,17 +189,6 @@ def _paragraphs_of(words: list[Word], height: float) -> list[Block]:
         )
         blocks.append(Block(text, box, heading))
     return blocks
-
-
-def _joined(lines: list[str]) -> str:
-    """Lines as one paragraph; a word broken with a hyphen at a line's end is joined."""
-    text = ""
-    for line in lines:
-        if text.endswith("-") and line[:1].islower() and text[-2:-1].isalpha():
-            text = text[:-1] + line
-        else:
-            text = f"{text} {line}" if text else line
-    return text
 
 
 # --- the hook in High Res ------------------------------------------------------------------------
@@ -253,14 +243,14 @@ def replace_regions(layout: Any, replaced: dict[int, list[Block]]) -> None:
     (or Title) region per paragraph, in their place in the region order."""
     import numpy as np
 
-    from ingestflow.stages.partition.hires.tables.promotion import ensure_html
+    from ingestflow.stages.partition.hires.tables.promotion import class_id, ensure_html
 
     if not replaced:
         return
     elements = layout.elements_array
     ensure_html(elements)
     class_map = elements.element_class_id_map
-    text_id, title_id = _class_id(class_map, "Text"), _class_id(class_map, "Title")
+    text_id, title_id = class_id(class_map, "Text"), class_id(class_map, "Title")
     order: list[int] = []
     new: dict[int, Block] = {}  # position in the new order → the paragraph it holds
     for i in range(len(elements.element_class_ids)):
@@ -278,12 +268,3 @@ def replace_regions(layout: Any, replaced: dict[int, list[Block]]) -> None:
         sliced.text_as_html[position] = None
         sliced.table_as_cells[position] = None
     layout.elements_array = sliced
-
-
-def _class_id(class_map: dict[int, str], name: str) -> int:
-    for key, value in class_map.items():
-        if value == name:
-            return int(key)
-    key = max((int(k) for k in class_map), default=-1) + 1
-    class_map[key] = name
-    return key

@@ -18,13 +18,13 @@ def drop_repeats(elements: list[Any]) -> list[Any]:
     seen: dict[tuple[str, Any, str], list[tuple[float, float, float, float]]] = {}
     for element in elements:
         text = (getattr(element, "text", "") or "").strip()
-        box = _box(element)
+        box = box_of(element)
         if not text or box is None:
             kept.append(element)
             continue
         key = (getattr(element, "category", ""), element.metadata.page_number, text)
         boxes = seen.setdefault(key, [])
-        if any(_shared(box, other) >= MIN_SHARED for other in boxes):
+        if any(overlap(box, other) >= MIN_SHARED for other in boxes):
             continue
         boxes.append(box)
         kept.append(element)
@@ -43,7 +43,7 @@ def drop_contained(elements: list[Any]) -> list[Any]:
     (`MIN_INSIDE`) and whose text that one's text already holds: the layout model may find a
     block and its parts (an equation's number alone and with the next one: `(13)`, `(13)
     (14)`, `(14)`), and OCR reads the same words into each, so the text came out twice."""
-    boxes = [_box(e) for e in elements]
+    boxes = [box_of(e) for e in elements]
     texts = [" ".join((getattr(e, "text", "") or "").split()) for e in elements]
     drop: set[int] = set()
     for i, inner in enumerate(elements):
@@ -76,7 +76,7 @@ def _inside(a: tuple[float, float, float, float], b: tuple[float, float, float, 
     return w * h / area if w > 0 and h > 0 and area > 0 else 0.0
 
 
-def _box(element: Any) -> tuple[float, float, float, float] | None:
+def box_of(element: Any) -> tuple[float, float, float, float] | None:
     points = getattr(getattr(element.metadata, "coordinates", None), "points", None)
     if not points:
         return None
@@ -85,7 +85,7 @@ def _box(element: Any) -> tuple[float, float, float, float] | None:
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _shared(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+def overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
     """The part of the smaller box's area the two boxes share."""
     w = min(a[2], b[2]) - max(a[0], b[0])
     h = min(a[3], b[3]) - max(a[1], b[1])

@@ -19,6 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ingestflow.stages.partition.hires.repeats import box_of
+
 #: The margin bands: this share of the page's height at its top and at its bottom.
 BAND = 0.1
 #: A header or footer region taller than this share of the page is a title in large type.
@@ -26,7 +28,8 @@ TITLE_HEIGHT = 0.03
 #: A running head is short.
 MAX_CHARS = 160
 _PAGE_NUMBER = re.compile(
-    r"^(?:page\s+)?[-–—(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—)\]]?"
+    r"^(?:page\s+)?[-–—(\[]?\s*(?:\d{1,4}|(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})"
+    r"(?:ix|iv|v?i{0,3}))\s*[-–—)\]]?"
     r"(?:\s*(?:of|/)\s*\d{1,4})?$",
     re.IGNORECASE,
 )
@@ -50,7 +53,7 @@ def type_running_heads(elements: list[Any]) -> list[Any]:
 
 def _on_page(elements: list[Any], indices: list[int]) -> dict[int, str]:
     """Index → Header / Footer / PageNumber for the page's running heads."""
-    placed = [(i, b) for i in indices if (b := _box(elements[i])) is not None]
+    placed = [(i, b) for i in indices if (b := box_of(elements[i])) is not None]
     if not placed:
         return {}
     height = _page_height(elements[placed[0][0]]) or max(b[3] for _, b in placed)
@@ -114,15 +117,6 @@ def _retyped(element: Any, kind: str) -> Any:
 
     cls = getattr(library, kind)
     return cls(text=element.text, element_id=element.id, metadata=element.metadata)
-
-
-def _box(element: Any) -> tuple[float, float, float, float] | None:
-    points = getattr(getattr(element.metadata, "coordinates", None), "points", None)
-    if not points:
-        return None
-    xs = [p[0] for p in points]
-    ys = [p[1] for p in points]
-    return min(xs), min(ys), max(xs), max(ys)
 
 
 def _page_height(element: Any) -> float | None:

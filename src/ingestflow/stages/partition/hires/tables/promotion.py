@@ -36,12 +36,16 @@ def fill_texts(layout: Any) -> None:
 
 def _table_id(elements: Any) -> int:
     """The class id of Table in the page's class map (added when the map has none)."""
-    class_map = elements.element_class_id_map
-    for key, name in class_map.items():
-        if name == "Table":
+    return class_id(elements.element_class_id_map, "Table")
+
+
+def class_id(class_map: dict[int, str], name: str) -> int:
+    """The id of layout class `name` in a page's class map (added when the map has none)."""
+    for key, value in class_map.items():
+        if value == name:
             return int(key)
     key = max((int(k) for k in class_map), default=-1) + 1
-    class_map[key] = "Table"
+    class_map[key] = name
     return key
 
 
